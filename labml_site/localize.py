@@ -1,0 +1,100 @@
+"""Language-free page data + a translation catalog → the page's text in one language.
+
+This is the whole per-language stage: a dictionary lookup, a check (inside `Catalog.lookup`),
+a placeholder substitution. A block whose translation is missing, fuzzy or invalid is shown in
+English with a visible marker, so a bad translation never breaks a page.
+"""
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+
+from .findings import Finding
+from .pages import BlockData, PageData
+from .prose import fill
+from .translations import Catalog
+
+_TAG_RE = re.compile(r"<[^>]+>")
+
+
+@dataclass(frozen=True)
+class LocalSection:
+    id: str
+    prose_html: str
+    code_html: str
+    code_start: int
+    code_end: int
+    translated: bool  # every block of this section is in the reader's language
+    has_prose: bool
+
+
+@dataclass
+class LocalPage:
+    data: PageData
+    lang: str
+    title: str
+    summary: str
+    sections: list[LocalSection]
+    counts: dict[str, int] = field(default_factory=dict)  # block status → number of blocks
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def prose_sections(self) -> int:
+        return sum(1 for s in self.sections if s.has_prose)
+
+    @property
+    def translated_sections(self) -> int:
+        return sum(1 for s in self.sections if s.has_prose and s.translated)
+
+    @property
+    def fully_translated(self) -> bool:
+        return self.translated_sections == self.prose_sections and self.counts.get("title") != "missing"
+
+
+def plain_text(translated_html: str) -> str:
+    """Titles and summaries are plain text: drop any markup a translator put in."""
+    return html.unescape(_TAG_RE.sub("", translated_html)).strip()
+
+
+def _untranslated(block: BlockData, marker: str, status: str) -> str:
+    return (
+        f'<div class="untranslated" lang="en" data-status="{status}">'
+        f'<span class="untranslated-marker" role="note">{html.escape(marker)}</span>'
+        f"{block.english}</div>"
+    )
+
+
+def localize(page: PageData, lang: str, catalog: Catalog | None, marker: str) -> LocalPage:
+    """The page in `lang`. With no catalog (the base language) everything is the English."""
+    counts: dict[str, int] = {"translated": 0, "missing": 0, "invalid": 0, "fuzzy": 0}
+    findings: list[Finding] = []
+    if catalog is None:
+        sections = [
+            LocalSection(s.id, "".join(b.english for b in s.blocks), s.code_html, s.code_start, s.code_end, True, s.has_prose)
+            for s in page.sections
+        ]
+        return LocalPage(page, lang, page.title, page.summary, sections, {}, [])
+
+    def text(key: str) -> str:
+        if not key:
+            return ""
+        found = catalog.lookup(key)
+        findings.extend(found.findings)
+        return plain_text(found.html) if found.status == "translated" and found.html else key
+
+    sections = []
+    for s in page.sections:
+        parts = []
+        all_translated = True
+        for block in s.blocks:
+            found = catalog.lookup(block.key)
+            findings.extend(found.findings)
+            counts[found.status] = counts.get(found.status, 0) + 1
+            if found.status == "translated" and found.html is not None:
+                parts.append(fill(found.html, block.placeholders))
+            else:
+                all_translated = False
+                parts.append(_untranslated(block, marker, found.status))
+        sections.append(LocalSection(s.id, "".join(parts), s.code_html, s.code_start, s.code_end, all_translated, s.has_prose))
+    return LocalPage(page, lang, text(page.title), text(page.summary), sections, counts, findings)

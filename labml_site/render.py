@@ -1,0 +1,49 @@
+"""The theme: Jinja2 templates and static files, compiled once per build."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+DEFAULT_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+
+class Theme:
+    """A folder of Jinja2 templates plus `static/` files copied into the site as they are."""
+
+    def __init__(self, templates_dir: Path = DEFAULT_TEMPLATES) -> None:
+        self.dir = Path(templates_dir)
+        if not (self.dir / "page.html").exists():
+            raise FileNotFoundError(
+                f"templates folder {self.dir} has no page.html: pass --templates DIR pointing at a theme"
+            )
+        self.env = Environment(
+            loader=FileSystemLoader(str(self.dir)),
+            autoescape=select_autoescape(["html", "xml"]),
+            undefined=StrictUndefined,  # a typo in a template fails the build instead of printing nothing
+            trim_blocks=True,
+            lstrip_blocks=True,
+            auto_reload=False,
+        )
+        self._templates: dict[str, Any] = {}
+
+    @property
+    def static_dir(self) -> Path:
+        return self.dir / "static"
+
+    def render(self, name: str, **context: Any) -> str:
+        template = self._templates.get(name)
+        if template is None:
+            template = self._templates[name] = self.env.get_template(name)
+        return template.render(**context)
+
+    def fingerprint(self) -> str:
+        """A hash of every template and static file, so caches notice theme edits."""
+        import hashlib
+
+        digest = hashlib.sha256()
+        for path in sorted(p for p in self.dir.rglob("*") if p.is_file()):
+            digest.update(str(path.relative_to(self.dir)).encode())
+            digest.update(path.read_bytes())
+        return digest.hexdigest()

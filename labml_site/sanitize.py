@@ -1,0 +1,101 @@
+"""The last gate for translated HTML: an allowlist sanitizer built on nh3 (ammonia/html5ever).
+
+`checks.py` decides whether a translation is acceptable and tells the translator why not; this
+module makes sure that whatever reaches a page holds nothing but the markup the prose format
+produces, even if a check has a gap.  The allowlists below are also what the checks compare
+against, so the two never disagree about what is allowed.
+
+nh3 serialises `<span translate=no>` as `<span translate="no">`; we turn it back into the bare form
+so the lead's placeholder regex (`PLACEHOLDER_RE`) still finds every placeholder.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+import nh3
+
+# Exactly what the prose (Markdown) format renders; math, code and images arrive as placeholders,
+# so `img`, `pre`, `svg`, `math` are deliberately absent.
+ALLOWED_TAGS: frozenset[str] = frozenset(
+    {
+        "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "a", "em", "strong", "code",
+        "span", "br", "sub", "sup", "blockquote", "table", "thead", "tbody", "tr", "th", "td",
+        "del", "hr",
+    }
+)
+
+# Attributes allowed per tag.  `span[translate]` is handled separately: only the value "no".
+ALLOWED_ATTRIBUTES: dict[str, frozenset[str]] = {"a": frozenset({"href", "id", "title"})}
+SPAN_TRANSLATE_VALUES: frozenset[str] = frozenset({"no"})
+
+URL_SCHEMES: frozenset[str] = frozenset({"http", "https", "mailto"})
+URL_ATTRIBUTES: frozenset[str] = frozenset({"href", "src"})
+
+# Tags whose *content* goes too (not just the tags): their text is script, CSS or foreign markup,
+# never prose.
+DROP_WITH_CONTENT: frozenset[str] = frozenset(
+    {
+        "script", "style", "svg", "math", "iframe", "object", "embed", "noscript", "template",
+        "textarea", "title", "xmp", "noembed", "noframes", "select", "applet",
+    }
+)
+
+# The placeholder the lead fills: `<span translate=no>_^_N_^_</span>`, byte for byte.
+PLACEHOLDER_RE = re.compile(r"<span translate=no>_\^_(\d+)_\^_</span>")
+
+_QUOTED_TRANSLATE_NO = re.compile(r"<span translate=\"no\">")
+# C0 controls other than tab, newline, carriage return: never meaningful in prose, and some
+# parsers disagree about them.
+_C0 = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Remove tab/newline anywhere and C0/space at the ends, as the URL parser in browsers does.
+_URL_STRIP = re.compile(r"[\t\n\r]")
+
+
+def normalise_url(value: str) -> str:
+    """The URL a browser would actually use for this attribute value (already entity-decoded)."""
+    return _URL_STRIP.sub("", value).strip("".join(chr(c) for c in range(0x21)))
+
+
+def is_protocol_relative(url: str) -> bool:
+    """`//host/…` (or the backslash spellings browsers accept) loads from another host."""
+    return normalise_url(url)[:2] in {"//", "\\\\", "/\\", "\\/"}
+
+
+def sanitize(
+    html: str,
+    *,
+    allowed_urls: Collection[str] | None = None,
+    allowed_ids: Collection[str] | None = None,
+) -> str:
+    """Return `html` reduced to the prose allowlist.
+
+    `allowed_urls` / `allowed_ids`: when given (the hrefs and ids of the English block), any other
+    href or id is dropped, so a translation cannot add a link target or clobber a DOM id even if
+    the checks were bypassed.  Protocol-relative URLs (`//evil`) are always dropped.
+    """
+    urls = None if allowed_urls is None else {normalise_url(u) for u in allowed_urls}
+    ids = None if allowed_ids is None else set(allowed_ids)
+
+    def keep(tag: str, attr: str, value: str) -> str | None:
+        if attr in URL_ATTRIBUTES:
+            if is_protocol_relative(value):
+                return None
+            if urls is not None and normalise_url(value) not in urls:
+                return None
+        if attr == "id" and ids is not None and value not in ids:
+            return None
+        return value
+
+    cleaned = nh3.clean(
+        _C0.sub("", html),
+        tags=set(ALLOWED_TAGS),
+        clean_content_tags=set(DROP_WITH_CONTENT),
+        attributes={tag: set(attrs) for tag, attrs in ALLOWED_ATTRIBUTES.items()},
+        tag_attribute_values={"span": {"translate": set(SPAN_TRANSLATE_VALUES)}},
+        url_schemes=set(URL_SCHEMES),
+        attribute_filter=keep,
+        strip_comments=True,
+        link_rel="noopener noreferrer",
+    )
+    return _QUOTED_TRANSLATE_NO.sub("<span translate=no>", cleaned)

@@ -1,0 +1,32 @@
+from labml_site.highlight import highlight_block, highlight_inline, highlight_python_lines, render_code, stylesheet
+
+
+def test_one_html_line_per_source_line_even_across_multiline_strings():
+    src = 'x = """a\n# not a comment\n"""\ny = 1  # trailing\n'
+    lines = highlight_python_lines(src)
+    assert len(lines) == src.count("\n") + 1
+    # The middle line is still string-coloured: the file was lexed as a whole.
+    assert 'class="s2"' in lines[1] and "# not a comment" in lines[1]
+    assert 'class="c1"' in lines[3]
+
+
+def test_html_is_escaped():
+    lines = highlight_python_lines("a = b < c & d\n")
+    assert "&lt;" in lines[0] and "&amp;" in lines[0] and "<c" not in lines[0]
+
+
+def test_render_code_keeps_real_line_numbers():
+    html = render_code(["a", "b"], 41)
+    assert 'data-line="41"' in html and 'data-line="42"' in html
+
+
+def test_inline_and_block_code():
+    assert highlight_inline("torch.matmul(q, k)").startswith('<code class="highlight">')
+    assert 'class="nb"' in highlight_block("print(1)", "python")
+    # Unknown languages are shown plainly, escaped.
+    assert highlight_block("<x>", "no-such-lang") == '<pre class="highlight code-block"><code>&lt;x&gt;</code></pre>'
+
+
+def test_stylesheet_has_both_themes():
+    css = stylesheet()
+    assert ".highlight .k" in css and "prefers-color-scheme: dark" in css
