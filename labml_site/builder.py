@@ -11,7 +11,7 @@ import shutil
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -176,6 +176,12 @@ def _base_context(site: _Site, lang: str, ui: UI, url: str, title: str, descript
     }
 
 
+def _not_fatal(findings: Iterable[Finding]) -> list[Finding]:
+    """A bad translation never fails the build: its block falls back to English, and the log says
+    why. (`build.py check` is where translation errors fail a pull request.)"""
+    return [replace(f, severity="warning") if f.severity == "error" else f for f in findings]
+
+
 def _render_language(site: _Site, lang: str, report: Report) -> dict[str, LocalPage]:
     config = site.config
     ui = load_ui(lang)
@@ -189,9 +195,9 @@ def _render_language(site: _Site, lang: str, report: Report) -> dict[str, LocalP
         catalog = None
         if lang != config.base_lang:
             catalog = Catalog.load(translation_path(config.translations, file, lang), lang)
-            report.extend(catalog.findings)
+            report.extend(_not_fatal(catalog.findings))
         page = localize(data, lang, catalog, marker)
-        report.extend(page.findings)
+        report.extend(_not_fatal(page.findings))
         local[rel] = page
 
     # Pages
@@ -215,10 +221,8 @@ def _render_language(site: _Site, lang: str, report: Report) -> dict[str, LocalP
             context["source_href"] = relative_url(prefix + file.url, file.rel)
         site.outputs[prefix + file.url] = site.theme.render("page.html", **context)
         for asset in page.data.assets:
-            if asset in site.files.assets:
+            if asset in site.files.assets:  # missing ones were reported once, after analysis
                 site.outputs.setdefault(prefix + asset, site.files.assets[asset].path)
-            else:
-                report.add(Finding("warning", "asset-missing", f"{file.rel} references {asset}, which is not under the source folder", path=file.rel))
 
     # Folder indexes that have no source of their own, and the home page
     for folder in site.files.folders.values():
@@ -297,6 +301,9 @@ def build(config: BuildConfig) -> BuildResult:
     pages = analyse_pages(files.pages, config.jobs)
     for page in pages.values():
         report.extend(page.findings)
+        for asset in page.assets:
+            if asset not in files.assets:
+                report.add(Finding("warning", "asset-missing", f"references {asset}, which does not exist under the source folder; add the file or fix the path", path=page.rel))
 
     home = files.folders.get("")
     site_title = config.site_title

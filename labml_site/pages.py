@@ -37,6 +37,7 @@ class SectionData:
     code_start: int
     code_end: int
     code: str  # plain code text, for notebooks and copy buttons
+    prose_md: str = ""  # the section's Markdown prose as written, for notebooks
 
     @property
     def has_prose(self) -> bool:
@@ -186,7 +187,7 @@ def analyse(rel: str, url: str, text: str) -> PageData:
             code_lines = lines[start - 1 : end] if is_python else [html.escape(l) for l in section.code]
             code_html = highlight.render_code(code_lines, start)
         sections.append(
-            SectionData(section_id, tuple(rendered_blocks), code_html, section.code_start, end, "\n".join(section.code))
+            SectionData(section_id, tuple(rendered_blocks), code_html, section.code_start, end, "\n".join(section.code), section.prose)
         )
     title = page_title(parsed.meta, parsed.sections, rel)
     summary = " ".join(parsed.meta.get("summary", "").split())

@@ -78,6 +78,8 @@ def sanitize(
     ids = None if allowed_ids is None else set(allowed_ids)
 
     def keep(tag: str, attr: str, value: str) -> str | None:
+        if "<" in value or ">" in value:
+            return None  # markup in an attribute is a mutation-XSS classic; prose never has it
         if attr in URL_ATTRIBUTES:
             if is_protocol_relative(value):
                 return None

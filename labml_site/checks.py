@@ -1,0 +1,923 @@
+"""Checks for translation files, as small registered functions.
+
+Translations arrive as pull requests, so everything in them is untrusted input.  Each check is a
+function registered with `@file_check(...)` (sees the whole file: encoding, JSON syntax, keys) or
+`@entry_check(...)` (sees one key/value pair and compares the translation with its English key).
+Adding a check means writing one more decorated function here; the runners below pick it up.
+
+Severity: "error" means the entry (or file) must not be used: `Catalog.lookup` renders the English
+instead and `build.py check` fails.  "warning" is shown to translators but changes nothing.
+
+Entry points for the build: `check_file(path, lang, english_keys)` and `parse_translation_file`
+(used by `Catalog.load`).
+"""
+from __future__ import annotations
+
+import bisect
+import json
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Literal
+
+from labml_site.findings import Finding, shorten
+from labml_site.sanitize import (
+    ALLOWED_ATTRIBUTES,
+    ALLOWED_TAGS,
+    PLACEHOLDER_RE,
+    SPAN_TRANSLATE_VALUES,
+    URL_ATTRIBUTES,
+    URL_SCHEMES,
+    is_protocol_relative,
+    normalise_url,
+)
+
+# --------------------------------------------------------------------------------------------
+# Registry
+# --------------------------------------------------------------------------------------------
+
+Scope = Literal["file", "entry"]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    scope: Scope
+    codes: tuple[str, ...]  # the finding codes it may emit (for docs and `--list-checks`)
+    fn: Callable[[Any], Iterable[Finding]]
+    skip_empty: bool = True  # entry checks: not run on an empty (untranslated) value
+
+
+_REGISTRY: dict[str, Check] = {}
+
+
+def _register(scope: Scope, codes: tuple[str, ...], skip_empty: bool = True):
+    def decorate(fn):
+        _REGISTRY[fn.__name__] = Check(fn.__name__, scope, codes, fn, skip_empty)
+        return fn
+
+    return decorate
+
+
+def file_check(*codes: str):
+    """Register `fn(ctx: FileContext) -> Iterable[Finding]`."""
+    return _register("file", codes)
+
+
+def entry_check(*codes: str, skip_empty: bool = True):
+    """Register `fn(ctx: EntryContext) -> Iterable[Finding]`."""
+    return _register("entry", codes, skip_empty)
+
+
+def registered_checks(scope: Scope | None = None) -> list[Check]:
+    return [c for c in _REGISTRY.values() if scope is None or c.scope == scope]
+
+
+def unregister(name: str) -> None:
+    """Remove a check (tests register throwaway checks and clean up after themselves)."""
+    _REGISTRY.pop(name, None)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading a file with line numbers
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RawPair:
+    key: str
+    value: Any  # whatever JSON held; only `str` is usable
+    line: int
+    col: int
+
+
+@dataclass
+class ParsedFile:
+    """A translation file as read, defects included; the file checks report on it."""
+
+    path: str
+    exists: bool = True
+    bom: bool = False
+    utf16: bool = False
+    bad_bytes: list[tuple[int, int]] = field(default_factory=list)  # (line, col) of non-UTF-8 bytes
+    syntax_error: tuple[str, int, int] | None = None  # (message, line, col)
+    top_level: str = "object"  # JSON type of the top-level value
+    pairs: list[RawPair] = field(default_factory=list)
+
+    @property
+    def usable(self) -> bool:
+        """False when nothing in the file can be trusted (the file is then treated as empty)."""
+        return self.exists and self.syntax_error is None and self.top_level == "object"
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_BOM = b"\xef\xbb\xbf"
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # what surrogateescape makes of a non-UTF-8 byte
+_MAX_BAD_BYTES = 5
+
+
+class _Lines:
+    """Offset -> (line, col), 1-based, in O(log n)."""
+
+    def __init__(self, text: str):
+        self._starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def at(self, offset: int) -> tuple[int, int]:
+        i = bisect.bisect_right(self._starts, offset) - 1
+        return i + 1, offset - self._starts[i] + 1
+
+
+def parse_translation_file(path: Path) -> ParsedFile:
+    """Read `path` without ever raising on its content; a missing file is an empty catalog."""
+    parsed = ParsedFile(path=str(path))
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        parsed.exists = False
+        return parsed
+    return parse_translation_bytes(data, str(path))
+
+
+def parse_translation_bytes(data: bytes, path: str = "<input>") -> ParsedFile:
+    parsed = ParsedFile(path=path)
+    if data.startswith(_BOM):
+        parsed.bom = True
+        data = data[len(_BOM):]
+    elif data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        parsed.utf16 = True
+    # surrogateescape keeps the undecodable bytes (as lone surrogates) so we can point at them and
+    # so nothing is lost if the file is rewritten.
+    text = data.decode("utf-8", errors="surrogateescape")
+    lines = _Lines(text)
+    parsed.bad_bytes = [lines.at(m.start()) for m in _ESCAPED_BYTE.finditer(text)]
+    _scan_object(text, lines, parsed)
+    return parsed
+
+
+def _scan_object(text: str, lines: _Lines, parsed: ParsedFile) -> None:
+    """Walk the top-level object member by member, recording where each key starts.
+
+    `json.loads(object_pairs_hook=...)` would give duplicates but not positions; scanning the
+    top level ourselves (and letting the json module decode each key and value) gives both.
+    """
+    decoder = json.JSONDecoder()
+
+    def fail(message: str, pos: int) -> None:
+        parsed.syntax_error = (message, *lines.at(pos))
+
+    i = _WS.match(text, 0).end()
+    if i == len(text):
+        return fail("the file is empty; an empty translation file must contain {}", i)
+    if text[i] != "{":
+        try:
+            value, _ = decoder.raw_decode(text, i)
+        except json.JSONDecodeError as e:
+            return fail(e.msg, e.pos)
+        parsed.top_level = type(value).__name__
+        return
+    i = _WS.match(text, i + 1).end()
+    if text.startswith("}", i):
+        i += 1
+    else:
+        while True:
+            if not text.startswith('"', i):
+                what = "a trailing comma before }" if text.startswith("}", i) else "no key here"
+                return fail(f"expected a key in double quotes ({what})", i)
+            key_pos = i
+            try:
+                key, i = json.decoder.scanstring(text, i + 1, True)
+                i = _WS.match(text, i).end()
+                if not text.startswith(":", i):
+                    return fail("expected ':' after the key", i)
+                i = _WS.match(text, i + 1).end()
+                value, i = decoder.raw_decode(text, i)
+            except json.JSONDecodeError as e:
+                return fail(e.msg, e.pos)
+            parsed.pairs.append(RawPair(key, value, *lines.at(key_pos)))
+            i = _WS.match(text, i).end()
+            if text.startswith(",", i):
+                i = _WS.match(text, i + 1).end()
+            elif text.startswith("}", i):
+                i += 1
+                break
+            else:
+                return fail("expected ',' or '}' after the value (is a quote unescaped?)", i)
+    i = _WS.match(text, i).end()
+    if i != len(text):
+        fail("extra data after the closing }", i)
+
+
+# --------------------------------------------------------------------------------------------
+# HTML and placeholder analysis shared by the entry checks
+# --------------------------------------------------------------------------------------------
+
+VOID_TAGS = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
+     "source", "track", "wbr", "keygen"}
+)
+BLOCK_TAGS = frozenset(
+    {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "blockquote", "table", "hr", "pre",
+     "div", "dl", "figure", "section", "details"}
+)
+# Attributes that load or navigate to a URL in some element, allowed or not.
+URLISH_ATTRIBUTES = frozenset(
+    {"href", "src", "action", "formaction", "data", "poster", "background", "xlink:href",
+     "srcset", "cite", "codebase", "lowsrc", "dynsrc", "ping", "longdesc", "manifest", "icon",
+     "profile", "usemap", "archive", "classid", "content"}
+)
+# Attributes worth naming in the message because they run script or load content.
+_DANGEROUS_ATTRIBUTES = frozenset({"style", "srcdoc", "formaction", "action", "xlink:href", "src"})
+_MARKUP_IN_ATTRIBUTE = re.compile(r"[<>]")
+
+
+@dataclass(frozen=True)
+class Tag:
+    name: str
+    attrs: tuple[tuple[str, str | None], ...]
+    line: int
+    col: int
+
+
+@dataclass
+class HtmlSummary:
+    """What the checks need from a fragment, from one pass of a tolerant tokenizer."""
+
+    tags: list[Tag] = field(default_factory=list)
+    top_blocks: list[str] = field(default_factory=list)  # block elements at depth 0, in order
+    outside_content: bool = False  # text or inline elements at depth 0
+    stray_end: list[tuple[str, int, int]] = field(default_factory=list)
+    unclosed: list[tuple[str, int, int]] = field(default_factory=list)
+    markup: list[str] = field(default_factory=list)  # comments, doctypes, processing instructions
+    failed: str = ""  # the tokenizer gave up (never seen, but don't trust it blindly)
+
+    @property
+    def balanced(self) -> bool:
+        return not self.stray_end and not self.unclosed and not self.failed
+
+    def attr_values(self, names: Iterable[str]) -> list[str]:
+        wanted = set(names)
+        return [v for t in self.tags for a, v in t.attrs if a in wanted and v is not None]
+
+
+class _Tokenizer(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.summary = HtmlSummary()
+        self._open: list[tuple[str, int, int]] = []
+
+    def handle_starttag(self, tag, attrs):
+        line, col = self.getpos()
+        self.summary.tags.append(Tag(tag, tuple(attrs), line, col + 1))
+        if not self._open:
+            if tag in BLOCK_TAGS:
+                self.summary.top_blocks.append(tag)
+            else:
+                self.summary.outside_content = True
+        if tag not in VOID_TAGS:
+            self._open.append((tag, line, col + 1))
+
+    def handle_startendtag(self, tag, attrs):
+        # `<br/>`; for a non-void tag (`<p/>`) browsers ignore the slash, but the translation
+        # should not be written that way anyway: treat it as opened and closed.
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID_TAGS:
+            self._open.pop()
+
+    def handle_endtag(self, tag):
+        line, col = self.getpos()
+        if tag in VOID_TAGS and not any(t == tag for t, *_ in self._open):
+            if tag != "br":  # `</br>` is an (odd) line break in browsers; anything else is stray
+                self.summary.stray_end.append((tag, line, col + 1))
+            return
+        for depth in range(len(self._open) - 1, -1, -1):
+            if self._open[depth][0] == tag:
+                self.summary.unclosed.extend(self._open[depth + 1:])
+                del self._open[depth:]
+                return
+        self.summary.stray_end.append((tag, line, col + 1))
+
+    def handle_data(self, data):
+        if not self._open and data.strip():
+            self.summary.outside_content = True
+
+    def handle_comment(self, data):
+        self.summary.markup.append(f"<!--{shorten(data, 30)}-->")
+
+    def handle_decl(self, decl):
+        self.summary.markup.append(f"<!{shorten(decl, 30)}>")
+
+    def unknown_decl(self, data):
+        self.summary.markup.append(f"<![{shorten(data, 30)}]>")
+
+    def handle_pi(self, data):
+        self.summary.markup.append(f"<?{shorten(data, 30)}>")
+
+    def finish(self) -> HtmlSummary:
+        self.close()
+        self.summary.unclosed.extend(self._open)
+        self._open = []
+        return self.summary
+
+
+def summarize_html(fragment: str) -> HtmlSummary:
+    tokenizer = _Tokenizer()
+    try:
+        tokenizer.feed(fragment)
+        return tokenizer.finish()
+    except Exception as e:  # noqa: BLE001 - a parser crash must not crash the build
+        tokenizer.summary.failed = f"{type(e).__name__}: {e}"
+        return tokenizer.summary
+
+
+# Forms of the placeholder that are equivalent HTML (attribute quoted, extra spaces in the tag):
+# accepted, and the sanitizer turns them back into the exact form.
+_PLACEHOLDER_LENIENT = re.compile(
+    r"""<span\s+translate\s*=\s*(?:no|"no"|'no')\s*>_\^_(\d+)_\^_</span\s*>"""
+)
+_CARET = r"(?:\^|＾|%5[eE]|&#0*94;|&#[xX]0*5[eE];|&Hat;)"
+_UNDERSCORE = r"(?:_|＿|%5[fF])"
+# Anything that still looks like a placeholder once the good ones are removed.
+_LOOSE_PLACEHOLDER = re.compile(
+    rf"{_UNDERSCORE}?\s*{_CARET}\s*{_UNDERSCORE}?\s*(?P<index>\d+)\s*{_UNDERSCORE}?\s*{_CARET}\s*{_UNDERSCORE}?"
+)
+_LOOSE_IN_SPAN = re.compile(
+    rf"(?:<span\b[^>]*>\s*)?(?P<token>{_LOOSE_PLACEHOLDER.pattern})(?:\s*</span\s*>)?"
+)
+_TRANSLATE_NO = re.compile(r"""translate\s*=\s*["']?no\b""", re.IGNORECASE)
+_ENCODED = re.compile(r"%5[eEfF]|&#|&Hat;")
+
+
+@dataclass
+class PlaceholderScan:
+    indices: list[int]  # well-formed placeholders, in order of appearance
+    encoded: list[tuple[str, int]]  # (text, index) of URL-/entity-encoded ones
+    altered: list[tuple[str, int | None]]  # (text, index if known) of otherwise damaged ones
+
+
+def scan_placeholders(text: str) -> PlaceholderScan:
+    scan = PlaceholderScan([int(m.group(1)) for m in _PLACEHOLDER_LENIENT.finditer(text)], [], [])
+    rest = _PLACEHOLDER_LENIENT.sub(" ", text)
+
+    def damaged(m: re.Match) -> str:
+        token, index = m.group("token"), int(m.group("index"))
+        if _ENCODED.search(token):
+            scan.encoded.append((token, index))
+        elif token.count("_") + token.count("＿") >= 2:  # not just "x^2^" in prose
+            scan.altered.append((token, index))
+        else:
+            return m.group(0)
+        return " "  # the span around a damaged token is part of the same damage
+
+    rest = _LOOSE_IN_SPAN.sub(damaged, rest)
+    # What is left of a placeholder span: emptied, or wrapped around something else.
+    scan.altered += [(m.group(0), None) for m in _TRANSLATE_NO.finditer(rest)]
+    return scan
+
+
+def placeholder(index: int) -> str:
+    return f"<span translate=no>_^_{index}_^_</span>"
+
+
+def visible_text(fragment: str) -> str:
+    """Text a reader sees, without tags or placeholders, whitespace collapsed."""
+    text = PLACEHOLDER_RE.sub(" ", fragment)
+    text = re.sub(r"<[^>]*>", " ", text)
+    return " ".join(text.split())
+
+
+def url_scheme(value: str) -> str | None:
+    """The scheme a browser would see, after entity decoding, control/space stripping, casefold."""
+    url = re.sub(r"[\x00-\x20\x7f]", "", normalise_url(value)).lower()
+    m = re.match(r"([a-z][a-z0-9+.\-]*):", url)
+    return m.group(1) if m else None
+
+
+# --------------------------------------------------------------------------------------------
+# Contexts passed to the checks
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class EntryContext:
+    """One key/value pair; the key is the English HTML the value translates."""
+
+    key: str
+    value: str
+    path: str = ""
+    line: int = 0
+    lang: str = ""
+
+    def finding(self, severity, code: str, message: str) -> Finding:
+        return Finding(severity, code, message, self.path, self.line, 0, self.key)
+
+    def error(self, code: str, message: str) -> Finding:
+        return self.finding("error", code, message)
+
+    def warning(self, code: str, message: str) -> Finding:
+        return self.finding("warning", code, message)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.value.strip()
+
+    @cached_property
+    def key_html(self) -> HtmlSummary:
+        return summarize_html(self.key)
+
+    @cached_property
+    def value_html(self) -> HtmlSummary:
+        return summarize_html(self.value)
+
+    @cached_property
+    def key_placeholders(self) -> list[int]:
+        return [int(i) for i in PLACEHOLDER_RE.findall(self.key)]
+
+    @cached_property
+    def value_placeholders(self) -> PlaceholderScan:
+        return scan_placeholders(self.value)
+
+    @property
+    def key_is_plain_text(self) -> bool:
+        return not self.key_html.tags
+
+
+@dataclass
+class FileContext:
+    parsed: ParsedFile
+    lang: str = ""
+    english_keys: set[str] | None = None  # None: we don't know what the source produces
+    kind: Literal["main", "fuzzy", "stale"] = "main"  # sidecars hold objects/lists, not strings
+
+    @property
+    def path(self) -> str:
+        return self.parsed.path
+
+    def finding(self, severity, code, message, line=0, col=0, key="") -> Finding:
+        return Finding(severity, code, message, self.path, line, col, key)
+
+
+# --------------------------------------------------------------------------------------------
+# File checks
+# --------------------------------------------------------------------------------------------
+
+
+@file_check("bom")
+def check_bom(ctx: FileContext) -> Iterator[Finding]:
+    if ctx.parsed.bom:
+        yield ctx.finding(
+            "error", "bom",
+            "the file starts with a byte order mark (BOM); save it as UTF-8 without BOM "
+            "(the build reads it anyway, but other tools don't)", 1, 1,
+        )
+
+
+@file_check("not-utf8")
+def check_utf8(ctx: FileContext) -> Iterator[Finding]:
+    if ctx.parsed.utf16:
+        yield ctx.finding("error", "not-utf8", "the file is saved as UTF-16; save it as UTF-8", 1, 1)
+        return
+    for line, col in ctx.parsed.bad_bytes[:_MAX_BAD_BYTES]:
+        yield ctx.finding(
+            "error", "not-utf8",
+            "bytes that are not valid UTF-8 (entries containing them are not used); "
+            "save the file as UTF-8", line, col,
+        )
+    if len(ctx.parsed.bad_bytes) > _MAX_BAD_BYTES:
+        yield ctx.finding(
+            "error", "not-utf8",
+            f"…and {len(ctx.parsed.bad_bytes) - _MAX_BAD_BYTES} more invalid UTF-8 sequences",
+        )
+
+
+@file_check("json-syntax")
+def check_json_syntax(ctx: FileContext) -> Iterator[Finding]:
+    if ctx.parsed.syntax_error:
+        message, line, col = ctx.parsed.syntax_error
+        yield ctx.finding(
+            "error", "json-syntax",
+            f"invalid JSON: {message}; the whole file is ignored until this is fixed "
+            "(a common cause is an unescaped \" inside a value: write \\\")", line, col,
+        )
+
+
+@file_check("not-an-object")
+def check_top_level(ctx: FileContext) -> Iterator[Finding]:
+    if ctx.parsed.syntax_error is None and ctx.parsed.top_level != "object":
+        yield ctx.finding(
+            "error", "not-an-object",
+            f"the file holds a JSON {ctx.parsed.top_level}, not an object; it must be "
+            '{"English HTML": "translated HTML", …}', 1, 1,
+        )
+
+
+@file_check("duplicate-key")
+def check_duplicates(ctx: FileContext) -> Iterator[Finding]:
+    first: dict[str, RawPair] = {}
+    for pair in ctx.parsed.pairs:
+        if pair.key not in first:
+            first[pair.key] = pair
+            continue
+        earlier = first[pair.key]
+        if pair.value == earlier.value:
+            yield ctx.finding(
+                "warning", "duplicate-key",
+                f"this key also appears on line {earlier.line} with the same value; delete one",
+                pair.line, pair.col, pair.key,
+            )
+        else:
+            yield ctx.finding(
+                "error", "duplicate-key",
+                f"this key also appears on line {earlier.line} with a different value; keep one "
+                "(the entry is not used until then)", pair.line, pair.col, pair.key,
+            )
+
+
+@file_check("not-a-string")
+def check_value_types(ctx: FileContext) -> Iterator[Finding]:
+    if ctx.kind != "main":
+        return
+    for pair in ctx.parsed.pairs:
+        if not isinstance(pair.value, str):
+            kind = "null" if pair.value is None else type(pair.value).__name__
+            yield ctx.finding(
+                "error", "not-a-string",
+                f"the value is a JSON {kind}; it must be a string of translated HTML "
+                '(use "" for not translated yet)', pair.line, pair.col, pair.key,
+            )
+
+
+@file_check("stale-key")
+def check_stale(ctx: FileContext) -> Iterator[Finding]:
+    if ctx.english_keys is None or ctx.kind != "main":
+        return
+    for pair in ctx.parsed.pairs:
+        if pair.key not in ctx.english_keys:
+            yield ctx.finding(
+                "warning", "stale-key",
+                "the English for this key no longer exists (it changed or was removed); run "
+                "`python build.py extract --lang "
+                f"{ctx.lang or 'xx'}` to move it aside and get a suggestion for the new text",
+                pair.line, pair.col, pair.key,
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# Entry checks: placeholders
+# --------------------------------------------------------------------------------------------
+
+
+@entry_check("placeholder-encoded", "placeholder-altered")
+def check_placeholder_form(ctx: EntryContext) -> Iterator[Finding]:
+    scan = ctx.value_placeholders
+    for token, index in scan.encoded:
+        yield ctx.error(
+            "placeholder-encoded",
+            f"placeholder {index} came back encoded as `{token}`; write it as "
+            f"`{placeholder(index)}`, exactly as in the English",
+        )
+    for token, index in scan.altered:
+        fix = f"`{placeholder(index)}`" if index is not None else "the placeholder span"
+        yield ctx.error(
+            "placeholder-altered",
+            f"a placeholder was changed (`{token}`); copy {fix} unchanged from the English "
+            "(math and code live in it: don't edit, space or unwrap it)",
+        )
+
+
+@entry_check("placeholder-missing", "placeholder-duplicated", "placeholder-extra")
+def check_placeholder_set(ctx: EntryContext) -> Iterator[Finding]:
+    expected = Counter(ctx.key_placeholders)
+    found = Counter(ctx.value_placeholders.indices)
+    damaged = {i for _, i in ctx.value_placeholders.encoded + ctx.value_placeholders.altered}
+    for index in sorted(expected):
+        if index not in found and index not in damaged:
+            yield ctx.error(
+                "placeholder-missing",
+                f"placeholder {index} (math or code from the English) is missing; copy "
+                f"`{placeholder(index)}` into the translation where it belongs "
+                "(placeholders may be reordered, not dropped)",
+            )
+    for index, count in sorted(found.items()):
+        if index in expected and count > expected[index]:
+            yield ctx.error(
+                "placeholder-duplicated",
+                f"placeholder {index} appears {count} times but {expected[index]} in the English; "
+                "keep each placeholder exactly once",
+            )
+        elif index not in expected:
+            yield ctx.error(
+                "placeholder-extra",
+                f"placeholder {index} does not exist in the English; remove it (only "
+                f"{', '.join(map(str, sorted(expected))) or 'none'} exist for this block)",
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# Entry checks: HTML shape
+# --------------------------------------------------------------------------------------------
+
+
+@entry_check("html-unbalanced")
+def check_balanced(ctx: EntryContext) -> Iterator[Finding]:
+    if not ctx.key_html.balanced:
+        return  # the English itself is irregular; don't hold the translation to more
+    value = ctx.value_html
+    if value.failed:
+        yield ctx.error("html-unbalanced", f"the HTML could not be read ({value.failed})")
+    for tag, line, col in value.stray_end:
+        yield ctx.error(
+            "html-unbalanced",
+            f"stray `</{tag}>` (line {line}, column {col} of the value) closes nothing; delete it",
+        )
+    for tag, line, col in value.unclosed:
+        yield ctx.error(
+            "html-unbalanced",
+            f"`<{tag}>` (line {line}, column {col} of the value) is never closed; add `</{tag}>` "
+            "where the English has it",
+        )
+
+
+@entry_check("html-structure")
+def check_block_structure(ctx: EntryContext) -> Iterator[Finding]:
+    english = ctx.key_html.top_blocks
+    if not english:
+        return
+    translated = ctx.value_html.top_blocks
+    if translated != english:
+        yield ctx.error(
+            "html-structure",
+            f"the English has the blocks {' '.join(english)} but the translation has "
+            f"{' '.join(translated) or 'none'}; translate each block into the same kind of block, "
+            "in the same order (don't merge, split or drop paragraphs, headings or lists)",
+        )
+
+
+@entry_check("html-outside-block")
+def check_outside_block(ctx: EntryContext) -> Iterator[Finding]:
+    if ctx.key_html.top_blocks and not ctx.key_html.outside_content:
+        if ctx.value_html.outside_content:
+            yield ctx.error(
+                "html-outside-block",
+                "text outside any paragraph, heading or list; move it inside the block it "
+                "belongs to, as in the English",
+            )
+
+
+@entry_check("html-in-plain-text")
+def check_plain_text(ctx: EntryContext) -> Iterator[Finding]:
+    if ctx.key_is_plain_text and ctx.value_html.tags:
+        names = sorted({t.name for t in ctx.value_html.tags})
+        yield ctx.error(
+            "html-in-plain-text",
+            f"this entry (a title or summary) is plain text but the translation has HTML tags "
+            f"({', '.join(names)}); remove them",
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Entry checks: unsafe content
+# --------------------------------------------------------------------------------------------
+
+
+@entry_check("unsafe-tag")
+def check_tags(ctx: EntryContext) -> Iterator[Finding]:
+    for name in sorted({t.name for t in ctx.value_html.tags} - ALLOWED_TAGS):
+        yield ctx.error(
+            "unsafe-tag",
+            f"the tag `<{name}>` is not allowed in translations; only "
+            f"{', '.join(sorted(ALLOWED_TAGS))} are. Remove it",
+        )
+
+
+@entry_check("unsafe-attribute")
+def check_attributes(ctx: EntryContext) -> Iterator[Finding]:
+    seen = set()
+    for tag in ctx.value_html.tags:
+        for attr, value in tag.attrs:
+            if (tag.name, attr) in seen:
+                continue
+            if tag.name == "span" and attr == "translate" and value in SPAN_TRANSLATE_VALUES:
+                continue
+            if attr in ALLOWED_ATTRIBUTES.get(tag.name, ()):
+                if value is None or not _MARKUP_IN_ATTRIBUTE.search(value):
+                    continue
+                if value in ctx.key_html.attr_values([attr]):
+                    continue
+                seen.add((tag.name, attr))
+                yield ctx.error(
+                    "unsafe-attribute",
+                    f"the `{attr}` of `<{tag.name}>` contains `<` or `>`; markup inside an "
+                    "attribute can turn into real tags when the page is re-parsed. Remove it",
+                )
+                continue
+            seen.add((tag.name, attr))
+            why = (
+                "event handlers run script" if attr.startswith("on")
+                else "it can run script or load content" if attr in _DANGEROUS_ATTRIBUTES
+                else "only a[href, id, title] and span[translate=no] are allowed"
+            )
+            yield ctx.error(
+                "unsafe-attribute",
+                f"the attribute `{attr}` on `<{tag.name}>` is not allowed ({why}); remove it",
+            )
+
+
+@entry_check("unsafe-url")
+def check_urls(ctx: EntryContext) -> Iterator[Finding]:
+    for tag in ctx.value_html.tags:
+        for attr, value in tag.attrs:
+            if attr not in URLISH_ATTRIBUTES or value is None:
+                continue
+            scheme = url_scheme(value)
+            if scheme is not None and scheme not in URL_SCHEMES:
+                yield ctx.error(
+                    "unsafe-url",
+                    f"`{attr}` on `<{tag.name}>` uses the URL scheme `{scheme}:`; only "
+                    "http, https, mailto and relative links are allowed, and only those of the "
+                    "English. Copy the link from the English",
+                )
+
+
+@entry_check("unsafe-markup")
+def check_markup(ctx: EntryContext) -> Iterator[Finding]:
+    for item in ctx.value_html.markup:
+        yield ctx.error(
+            "unsafe-markup",
+            f"comments, doctypes and processing instructions are not allowed (`{item}`); "
+            "remove it",
+        )
+
+
+@entry_check("link-changed", "link-missing")
+def check_links(ctx: EntryContext) -> Iterator[Finding]:
+    english = Counter(normalise_url(u) for u in ctx.key_html.attr_values(URL_ATTRIBUTES))
+    translated = Counter(normalise_url(u) for u in ctx.value_html.attr_values(URL_ATTRIBUTES))
+    for url in sorted(translated):
+        if url not in english:
+            where = " (it loads from another site)" if is_protocol_relative(url) else ""
+            yield ctx.error(
+                "link-changed",
+                f"the link `{shorten(url, 60)}` is not in the English{where}; a translation may "
+                "not add or change link targets. Use the English's href unchanged",
+            )
+    for url in sorted(english):
+        if url not in translated:
+            yield ctx.warning(
+                "link-missing",
+                f"the English links to `{shorten(url, 60)}` but the translation does not; keep "
+                "the link around the translated words",
+            )
+
+
+@entry_check("link-added")
+def check_anchor_count(ctx: EntryContext) -> Iterator[Finding]:
+    english = sum(t.name == "a" for t in ctx.key_html.tags)
+    translated = sum(t.name == "a" for t in ctx.value_html.tags)
+    if translated > english:
+        yield ctx.error(
+            "link-added",
+            f"the translation has {translated} `<a>` elements but the English has {english}; "
+            "a translation may not add links or anchors. Keep only the English's",
+        )
+
+
+@entry_check("id-changed", "id-missing")
+def check_ids(ctx: EntryContext) -> Iterator[Finding]:
+    english = set(ctx.key_html.attr_values(["id"]))
+    translated = set(ctx.value_html.attr_values(["id"]))
+    for ident in sorted(translated - english):
+        yield ctx.error(
+            "id-changed",
+            f"the id `{ident}` is not in the English; ids are link anchors and must be copied "
+            "unchanged (a new id could clash with the page's own)",
+        )
+    for ident in sorted(english - translated):
+        yield ctx.warning(
+            "id-missing",
+            f"the English has the anchor `id=\"{ident}\"` but the translation does not; links to "
+            f"#{ident} won't work in this language. Copy it from the English",
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Entry checks: characters and warnings
+# --------------------------------------------------------------------------------------------
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_SUSPICIOUS_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+@entry_check("bad-characters", skip_empty=False)
+def check_bad_characters(ctx: EntryContext) -> Iterator[Finding]:
+    if _LONE_SURROGATE.search(ctx.value):
+        yield ctx.error(
+            "bad-characters",
+            "the value holds bytes that are not valid UTF-8 (or a lone \\ud8xx escape); "
+            "retype the damaged characters and save as UTF-8",
+        )
+
+
+@entry_check("control-chars")
+def check_control_chars(ctx: EntryContext) -> Iterator[Finding]:
+    extra = sorted(set(_SUSPICIOUS_CHARS.findall(ctx.value)) - set(ctx.key))
+    if extra:
+        names = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, 'control')}" for c in extra)
+        yield ctx.warning(
+            "control-chars",
+            f"invisible control characters not in the English ({names}); delete them",
+        )
+
+
+_LEADING_WS = re.compile(r"^\s*")
+_TRAILING_WS = re.compile(r"\s*$")
+
+
+@entry_check("whitespace-differs")
+def check_edge_whitespace(ctx: EntryContext) -> Iterator[Finding]:
+    for name, pattern in (("leading", _LEADING_WS), ("trailing", _TRAILING_WS)):
+        english = pattern.search(ctx.key).group(0)
+        translated = pattern.search(ctx.value).group(0)
+        if english != translated:
+            yield ctx.warning(
+                "whitespace-differs",
+                f"{name} whitespace differs from the English ({english!r} vs {translated!r}); "
+                "match the English",
+            )
+
+
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+@entry_check("untranslated")
+def check_identical(ctx: EntryContext) -> Iterator[Finding]:
+    if " ".join(ctx.value.split()) != " ".join(ctx.key.split()):
+        return
+    if len(_WORD.findall(visible_text(ctx.key))) >= 2:  # "Dropout" may well stay "Dropout"
+        yield ctx.warning(
+            "untranslated",
+            "the value is the same as the English; translate it, or set it to \"\" so the page "
+            "shows the English until someone does",
+        )
+
+
+@entry_check("empty-value", skip_empty=False)
+def check_empty(ctx: EntryContext) -> Iterator[Finding]:
+    if ctx.is_empty:
+        yield ctx.warning("empty-value", "not translated yet (the English is shown)")
+
+
+# --------------------------------------------------------------------------------------------
+# Runners
+# --------------------------------------------------------------------------------------------
+
+
+def run_entry_checks(ctx: EntryContext) -> list[Finding]:
+    findings: list[Finding] = []
+    for check in registered_checks("entry"):
+        if check.skip_empty and ctx.is_empty:
+            continue
+        findings.extend(check.fn(ctx))
+    return findings
+
+
+def run_file_checks(ctx: FileContext) -> list[Finding]:
+    findings: list[Finding] = []
+    for check in registered_checks("file"):
+        findings.extend(check.fn(ctx))
+    return findings
+
+
+def check_entry(key: str, value: str, *, path: str = "", line: int = 0, lang: str = "") -> list[Finding]:
+    """All entry findings for one pair (convenient for tests and editors)."""
+    return run_entry_checks(EntryContext(key, value, path, line, lang))
+
+
+def check_file(path: Path, lang: str, english_keys: set[str] | None = None) -> list[Finding]:
+    """Every finding for one translation file (and its fuzzy sidecar), sorted by line.
+
+    `english_keys`: the keys the source produces for this page.  With it, keys that are no longer
+    produced get a `stale-key` warning and their values are not checked further (they are never
+    rendered, and `extract` moves them aside).  A missing file gives no findings.
+    """
+    path = Path(path)
+    parsed = parse_translation_file(path)
+    findings = run_file_checks(FileContext(parsed, lang, english_keys))
+    if parsed.usable:
+        for pair in parsed.pairs:
+            if not isinstance(pair.value, str):
+                continue
+            if english_keys is not None and pair.key not in english_keys:
+                continue
+            findings.extend(
+                run_entry_checks(EntryContext(pair.key, pair.value, str(path), pair.line, lang))
+            )
+    from labml_site.translations import load_fuzzy  # late: translations imports this module
+
+    _, fuzzy_findings = load_fuzzy(path)
+    findings.extend(fuzzy_findings)
+    return sorted(findings, key=lambda f: (f.path, f.line, f.col))

@@ -1,0 +1,569 @@
+"""Turn section prose (a small Markdown + LaTeX dialect) into translation keys.
+
+A key is the English HTML of a section's prose in which math, code and images are replaced by
+numbered placeholders `<span translate=no>_^_N_^_</span>`; translators see the HTML, never the
+TeX or code. Keys must match an existing corpus of translation files byte for byte, so the
+converter is purpose-built rather than a general Markdown engine:
+
+* blocks are separated by blank lines; fenced code blocks and `\\begin{env}...\\end{env}` are
+  block placeholders (no `<p>`), `$$..$$`, `$..$`, `` `code` `` and `![alt](src)` inline ones;
+* `#` lines are headings, `* `/`- `/`+ ` lines at the start of a block (or after a heading)
+  are list items, `:param x:` lines are list items and `:return:` a "Returns" paragraph;
+  everything else is a paragraph whose newlines become spaces;
+* text is HTML-escaped (quotes too), raw HTML tags pass through, links and emphasis become HTML.
+
+Rules are small registered functions (see BLOCK_RULES, PLACEHOLDER_RULES, INLINE_RULES) so a
+new construct is a new function. The module is pure and cheap: it runs once per source file.
+"""
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Callable, Sequence
+
+from labml_site.sections import Section
+
+MAX_KEY_CHARS = 4000  # a longer section key is split into one key per top-level block
+
+PLACEHOLDER_RE = re.compile(r"<span translate=no>_\^_(\d+)_\^_</span>")
+
+
+def placeholder(n: int) -> str:
+    return f"<span translate=no>_^_{n}_^_</span>"
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    kind: str  # "math" | "display_math" | "env" | "code" | "code_block" | "image"
+    text: str  # TeX between delimiters; whole env; code span content; code block body; image src
+    lang: str = ""  # code_block info string
+    alt: str = ""  # image alt text
+    line: int = 0  # source line, for error messages
+    standalone: bool = False  # display math that is alone in its paragraph
+
+    @property
+    def block(self) -> bool:
+        """Rendered as a block: code blocks, environments, and `$$..$$` alone in a paragraph."""
+        return self.kind in ("code_block", "env") or (self.kind == "display_math" and self.standalone)
+
+
+@dataclass(frozen=True)
+class ProseBlock:
+    key: str  # translation key: English HTML with placeholders
+    placeholders: tuple[Placeholder, ...]  # index N = placeholder N in key
+    line: int  # source line where this block starts
+
+
+# ---------------------------------------------------------------------------------------------
+# Source positions
+
+
+class _Lines:
+    """Maps an offset in the prose to its source line (via Section.prose_lines)."""
+
+    def __init__(self, prose: str, prose_lines: Sequence[int]):
+        self._starts = [0] + [m.end() for m in re.finditer("\n", prose)]
+        self._lines = list(prose_lines)
+
+    def line(self, offset: int) -> int:
+        if not self._lines:
+            return 0
+        lo, hi = 0, len(self._starts) - 1
+        while lo < hi:  # last line start <= offset
+            mid = (lo + hi + 1) // 2
+            if self._starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return self._lines[min(lo, len(self._lines) - 1)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Inline placeholders: each rule tries to match at text[i] and returns (Placeholder, end) or None
+
+
+PlaceholderRule = Callable[[str, int], "tuple[Placeholder, int] | None"]
+PLACEHOLDER_RULES: dict[str, list[PlaceholderRule]] = {}  # trigger character -> rules
+
+
+def placeholder_rule(trigger: str):
+    def register(fn: PlaceholderRule) -> PlaceholderRule:
+        PLACEHOLDER_RULES.setdefault(trigger, []).append(fn)
+        return fn
+    return register
+
+
+@placeholder_rule("`")
+def _code_span(text: str, i: int):
+    n = len(text) - i - len(text[i:].lstrip("`"))
+    j = i + n
+    while True:
+        j = text.find("`" * n, j)
+        if j < 0:
+            return None
+        k = j + n
+        if k < len(text) and text[k] == "`":  # a longer run does not close this span
+            while k < len(text) and text[k] == "`":
+                k += 1
+            j = k
+            continue
+        if j == i + n:
+            return None
+        return Placeholder("code", text[i + n:j].strip()), j + n
+
+
+@placeholder_rule("$")
+def _display_math(text: str, i: int):
+    if not text.startswith("$$", i):
+        return None
+    j = text.find("$$", i + 2)
+    if j < 0 or not text[i + 2:j].strip():
+        return None
+    return Placeholder("display_math", text[i + 2:j]), j + 2
+
+
+@placeholder_rule("$")
+def _inline_math(text: str, i: int):
+    if text.startswith("$$", i):
+        return None
+    j = i + 1
+    while True:
+        j = text.find("$", j)
+        if j < 0:
+            return None
+        if text[j - 1] == "\\":  # \$ inside math is a dollar sign, not the closing delimiter
+            j += 1
+            continue
+        break
+    if not text[i + 1:j].strip():
+        return None
+    return Placeholder("math", text[i + 1:j]), j + 1
+
+
+_IMAGE_RE = re.compile(r'!\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)')
+
+
+@placeholder_rule("!")
+def _image(text: str, i: int):
+    m = _IMAGE_RE.match(text, i)
+    if not m:
+        return None
+    return Placeholder("image", m.group(2), alt=m.group(1)), m.end()
+
+
+# ---------------------------------------------------------------------------------------------
+# Inline HTML: text with placeholders already replaced by markers
+
+
+_PH_MARK = "\ue000"  # \ue000 N \ue001 stands for placeholder N while converting
+_PH_END = "\ue001"
+_KEEP_MARK = "\ue002"  # \ue002 N \ue003 stands for protected raw HTML / escaped characters
+_KEEP_END = "\ue003"
+
+_HTML_RE = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?\s*/?>"
+                      r"|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);", re.S)
+_AUTOLINK_RE = re.compile(r"<((?:https?|ftp)://[^<>\s]+)>")
+_ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()>#+\-.!])")
+
+InlineRule = Callable[[str], str]
+INLINE_RULES: list[InlineRule] = []  # applied in order to escaped text
+
+
+def inline_rule(fn: InlineRule) -> InlineRule:
+    INLINE_RULES.append(fn)
+    return fn
+
+
+_LINK_RE = re.compile(r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\(\s*<?([^)\s>]*)>?(?:\s+&quot;(.*?)&quot;)?\s*\)")
+
+
+@inline_rule
+def _links(text: str) -> str:
+    def repl(m: re.Match) -> str:
+        title = f' title="{m.group(3)}"' if m.group(3) is not None else ""
+        return f'<a href="{m.group(2)}"{title}>{m.group(1)}</a>'
+    return _LINK_RE.sub(repl, text)
+
+
+_STRONG_EM_RE = re.compile(r"\*\*\*(?!\s)(.+?)(?<!\s)\*\*\*", re.S)
+_STRONG_RE = re.compile(r"\*\*(.+?)\*\*", re.S)
+_EM_RE = re.compile(r"\*([^*]+)\*")
+_SMART_STRONG_RE = re.compile(r"(?<!\w)__(?!_)(.+?)(?<!_)__(?!\w)", re.S)
+_SMART_EM_RE = re.compile(r"(?<!\w)_(?!_)(.+?)(?<!_)_(?!\w)", re.S)
+
+
+@inline_rule
+def _emphasis(text: str) -> str:
+    text = _STRONG_EM_RE.sub(r"<strong><em>\1</em></strong>", text)
+    text = _STRONG_RE.sub(r"<strong>\1</strong>", text)
+    text = _EM_RE.sub(r"<em>\1</em>", text)
+    text = _SMART_STRONG_RE.sub(r"<strong>\1</strong>", text)
+    return _SMART_EM_RE.sub(r"<em>\1</em>", text)
+
+
+_SPACES_RE = re.compile(r" {2,}")
+
+
+class _Inline:
+    """Converts inline Markdown, collecting placeholders (numbered from `first`)."""
+
+    def __init__(self, lines: _Lines):
+        self.lines = lines
+        self.placeholders: list[Placeholder] = []
+
+    def convert(self, text: str, offset: int) -> str:
+        marked = self._extract(text, offset)
+        kept: list[str] = []
+
+        def keep(s: str) -> str:
+            kept.append(s)
+            return f"{_KEEP_MARK}{len(kept) - 1}{_KEEP_END}"
+
+        marked = _ESCAPE_RE.sub(lambda m: keep(html.escape(m.group(1))), marked)
+        marked = _AUTOLINK_RE.sub(lambda m: keep(f'<a href="{m.group(1)}">{m.group(1)}</a>'), marked)
+        marked = _HTML_RE.sub(lambda m: keep(m.group(0)), marked)
+        marked = html.escape(marked, quote=True)
+        for rule in INLINE_RULES:
+            marked = rule(marked)
+        # runs of spaces collapse; then the newlines inside a block become spaces
+        marked = _SPACES_RE.sub(" ", marked).replace("\n", " ")
+        marked = re.sub(f"{_KEEP_MARK}(\\d+){_KEEP_END}", lambda m: kept[int(m.group(1))], marked)
+        return re.sub(f"{_PH_MARK}(\\d+){_PH_END}", lambda m: placeholder(int(m.group(1))), marked)
+
+    def _extract(self, text: str, offset: int) -> str:
+        out: list[str] = []
+        i = start = 0
+        while i < len(text):
+            c = text[i]
+            if c == "\\" and i + 1 < len(text) and text[i + 1] in "`$":
+                i += 2  # an escaped delimiter is text
+                continue
+            found = None
+            for rule in PLACEHOLDER_RULES.get(c, ()):
+                found = rule(text, i)
+                if found:
+                    break
+            if not found:
+                i += 1
+                continue
+            ph, end = found
+            ph = Placeholder(ph.kind, ph.text, ph.lang, ph.alt, self.lines.line(offset + i))
+            out.append(text[start:i])
+            out.append(f"{_PH_MARK}{len(self.placeholders)}{_PH_END}")
+            self.placeholders.append(ph)
+            i = start = end
+        out.append(text[start:])
+        return "".join(out)
+
+    def add_block(self, ph: Placeholder) -> str:
+        self.placeholders.append(ph)
+        return placeholder(len(self.placeholders) - 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Blocks
+
+
+@dataclass(frozen=True)
+class _Element:
+    """One top-level element of a key: a paragraph, heading, list or block placeholder."""
+
+    kind: str  # "p" | "h1".."h6" | "ul" | "returns" | "code_block" | "env"
+    parts: tuple[tuple[str, int], ...]  # (raw text, prose offset) per paragraph/heading/item
+    placeholder: Placeholder | None = None
+
+
+_FENCE_RE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([^`\s]*)[^\n]*$", re.M)
+_BEGIN_RE = re.compile(r"^[ \t]*\\begin\{([A-Za-z*]+)\}", re.M)
+_HEADING_RE = re.compile(r"^(#{1,6})(?!#)[ \t]*(.*?)[ \t]*#*[ \t]*$")
+_ITEM_RE = re.compile(r"^( *)[*+-][ \t]+")
+_PARAM_RE = re.compile(r"^:param[ \t]+([^:]+?)[ \t]*:[ \t]?")
+_RETURN_RE = re.compile(r"^:returns?:[ \t]?")
+
+
+def _special_blocks(prose: str, lines: _Lines) -> list[tuple[int, int, Placeholder]]:
+    """Fenced code blocks and LaTeX environments: (start, end, placeholder) over the prose.
+    `start` is a line start; `end` is past the closing line's text (before its newline)."""
+    found: list[tuple[int, int, Placeholder]] = []
+    pos = 0
+    while True:
+        fence = _FENCE_RE.search(prose, pos)
+        begin = _BEGIN_RE.search(prose, pos)
+        m = min((x for x in (fence, begin) if x), key=lambda x: x.start(), default=None)
+        if m is None:
+            return found
+        if m is fence:
+            marker = fence.group(1)
+            close = re.compile(r"^[ \t]*" + re.escape(marker[0]) + "{" + str(len(marker)) + r",}[ \t]*$", re.M)
+            c = close.search(prose, fence.end())
+            if c is None:
+                pos = fence.end()
+                continue
+            body = prose[fence.end() + 1:c.start()] if c.start() > fence.end() else ""
+            body = body[:-1] if body.endswith("\n") else body
+            ph = Placeholder("code_block", body, lang=fence.group(2), line=lines.line(fence.start()))
+            found.append((fence.start(), c.end(), ph))
+            pos = c.end()
+        else:
+            name = re.escape(begin.group(1))
+            depth, scan = 0, begin.start()
+            token_re = re.compile(r"\\(begin|end)\{" + name + r"\}")
+            end = -1
+            for t in token_re.finditer(prose, scan):
+                depth += 1 if t.group(1) == "begin" else -1
+                if depth == 0:
+                    end = t.end()
+                    break
+            if end < 0:
+                pos = begin.end()
+                continue
+            text_start = prose.index("\\begin", begin.start())
+            ph = Placeholder("env", prose[text_start:end], line=lines.line(begin.start()))
+            found.append((begin.start(), end, ph))
+            pos = end
+
+
+_SENTINEL_RE = re.compile("^\ue010(\\d+)\ue011$")
+
+
+class _Text:
+    """The prose with each fenced code block / environment replaced by a one-line sentinel, so
+    that splitting on blank lines never cuts through one; offsets map back to the prose."""
+
+    def __init__(self, prose: str, lines: _Lines):
+        self.specials: list[Placeholder] = []
+        pieces: list[str] = []
+        self._map: list[tuple[int, int]] = []  # (offset in self.text, offset in prose)
+        pos = new = 0
+        for start, end, ph in _special_blocks(prose, lines):
+            self._map.append((new, pos))
+            pieces.append(prose[pos:start])
+            new += start - pos
+            sentinel = f"\ue010{len(self.specials)}\ue011"
+            self.specials.append(ph)
+            self._map.append((new, start))
+            pieces.append(sentinel)
+            new += len(sentinel)
+            pos = end
+        self._map.append((new, pos))
+        pieces.append(prose[pos:])
+        self.text = "".join(pieces)
+
+    def source_offset(self, offset: int) -> int:
+        best = (0, 0)
+        for new, old in self._map:
+            if new <= offset:
+                best = (new, old)
+            else:
+                break
+        return best[1] + (offset - best[0])
+
+
+def _text_elements(text: str, offset: int, doc: _Text) -> list[_Element]:
+    """Parse one blank-line separated block into paragraphs, headings, lists and block
+    placeholders. A paragraph ends before a heading or block placeholder without taking the
+    newline in between; a list item keeps its newline (so ends with a space) when another item
+    follows."""
+    lines = text.split("\n")
+    starts = []
+    pos = offset
+    for line in lines:
+        starts.append(doc.source_offset(pos))
+        pos += len(line) + 1
+    elements: list[_Element] = []
+    para: list[int] = []  # line indexes of the open paragraph
+    items: list[list[int]] = []  # line indexes per open list item
+    list_allowed = True  # at the start of a block or right after a heading
+
+    suffix: dict[int, str] = {}  # text kept after a line's newline (see nested items)
+
+    def chunk(idx: list[int], newline: bool) -> tuple[str, int]:
+        body = "\n".join(lines[k] for k in idx) + ("\n" + suffix.get(idx[-1], "") if newline else "")
+        return body, starts[idx[0]]
+
+    def close_para(newline: bool = False) -> None:
+        if para:
+            body, at = chunk(para, newline)
+            if body:
+                elements.append(_Element("p", ((body, at),)))
+            para.clear()
+
+    def close_list() -> None:
+        if items:
+            parts = tuple(chunk(it, k < len(items) - 1) for k, it in enumerate(items))
+            elements.append(_Element("ul", parts))
+            items.clear()
+
+    for k, line in enumerate(lines):
+        special = _SENTINEL_RE.match(line)
+        if special:
+            close_para()
+            close_list()
+            ph = doc.specials[int(special.group(1))]
+            elements.append(_Element(ph.kind, (), ph))
+            list_allowed = True
+            continue
+        h = _HEADING_RE.match(line)
+        if h:
+            close_para()
+            close_list()
+            level = len(h.group(1))
+            elements.append(_Element(f"h{level}", ((h.group(2), starts[k] + h.start(2)),)))
+            list_allowed = True
+            continue
+        param = _PARAM_RE.match(line)
+        if param:
+            close_para()
+            lines[k] = f"`{param.group(1)}` " + line[param.end():]
+            items.append([k])
+            continue
+        ret = _RETURN_RE.match(line)
+        if ret:
+            close_para()
+            close_list()
+            lines[k] = line[ret.end():]
+            para.append(k)
+            elements.append(_Element("returns", ()))  # marker: the next paragraph is "Returns"
+            continue
+        item = _ITEM_RE.match(line)
+        if item and (items or (list_allowed and not any(lines[j] for j in para))):
+            para.clear()  # only blank lines precede the list
+            lines[k] = line[item.end():]
+            if items and len(item.group(1)) > 3:
+                # a nested item becomes a sibling; indentation past three spaces stays behind
+                # in the previous item, after its newline
+                suffix[items[-1][-1]] = " " * (len(item.group(1)) - 3)
+            items.append([k])
+            continue
+        if items:
+            items[-1].append(k)
+        else:
+            para.append(k)
+        if line:
+            list_allowed = False
+    close_para()
+    close_list()
+    # fold "returns" markers into the paragraph that follows them
+    out: list[_Element] = []
+    for k, e in enumerate(elements):
+        if e.kind == "returns" and not e.parts:
+            continue
+        if k and elements[k - 1].kind == "returns" and not elements[k - 1].parts and e.kind == "p":
+            e = _Element("returns", e.parts)
+        out.append(e)
+    return out
+
+
+def _elements(prose: str, lines: _Lines) -> list[_Element]:
+    """Top-level elements of the prose in source order."""
+    doc = _Text(prose, lines)
+    out: list[_Element] = []
+    pos = 0
+    for block in doc.text.split("\n\n"):
+        if block:
+            out.extend(_text_elements(block, pos, doc))
+        pos += len(block) + 2
+    return out
+
+
+def _render(element: _Element, inline: _Inline) -> str:
+    if element.placeholder is not None:
+        return inline.add_block(element.placeholder)
+    if element.kind == "ul":
+        items = [inline.convert(text, at) for text, at in element.parts]
+        return "<ul><li>" + "</li>\n<li>".join(items) + "</li></ul>\n"
+    (text, at), = element.parts
+    body = inline.convert(text, at)
+    if element.kind == "returns":
+        return f"<p><em>Returns</em> {body}</p>\n"
+    if element.kind == "p":
+        return f"<p>{body}</p>\n"
+    return f"<{element.kind}>{body}</{element.kind}>\n"
+
+
+def _standalone(elements: list[_Element], rendered: list[str], inline_phs: list[list[Placeholder]]):
+    """Mark display math that is alone in its paragraph."""
+    out = []
+    for e, html_, phs in zip(elements, rendered, inline_phs):
+        if e.kind == "p" and len(phs) == 1 and phs[0].kind == "display_math" \
+                and html_ == f"<p>{placeholder(0)}</p>\n":
+            phs = [Placeholder(phs[0].kind, phs[0].text, line=phs[0].line, standalone=True)]
+        out.append(phs)
+    return out
+
+
+def section_blocks(section: Section) -> list[ProseBlock]:
+    """Translation keys of a section: one key, or one per top-level element when the key would
+    be longer than MAX_KEY_CHARS (placeholder numbering restarts in each)."""
+    prose = section.prose
+    if not prose:
+        return []
+    lines = _Lines(prose, section.prose_lines)
+    elements = _elements(prose, lines)
+    rendered: list[str] = []
+    phs: list[list[Placeholder]] = []
+    starts: list[int] = []
+    for e in elements:
+        inline = _Inline(lines)
+        rendered.append(_render(e, inline))
+        phs.append(inline.placeholders)
+        starts.append(e.placeholder.line if e.placeholder else
+                      lines.line(e.parts[0][1]) if e.parts else 0)
+    phs = _standalone(elements, rendered, phs)
+    if not rendered:
+        return []
+    first_line = section.prose_lines[0] if section.prose_lines else 0
+    key_parts, all_phs = [], []
+    for r, p in zip(rendered, phs):
+        key_parts.append(_renumber(r, len(all_phs)))
+        all_phs.extend(p)
+    key = "".join(key_parts)
+    if len(key) <= MAX_KEY_CHARS:
+        return [ProseBlock(key, tuple(all_phs), first_line)]
+    return [ProseBlock(r, tuple(p), s or first_line) for r, p, s in zip(rendered, phs, starts)]
+
+
+def _renumber(html_: str, offset: int) -> str:
+    if not offset:
+        return html_
+    return PLACEHOLDER_RE.sub(lambda m: placeholder(int(m.group(1)) + offset), html_)
+
+
+# ---------------------------------------------------------------------------------------------
+# Page title and filling
+
+
+def _plain(markdown_text: str) -> str:
+    """Plain text of one line of inline Markdown (for titles)."""
+    inline = _Inline(_Lines("", ()))
+    converted = inline.convert(markdown_text, 0)
+    converted = PLACEHOLDER_RE.sub(lambda m: inline.placeholders[int(m.group(1))].text
+                                   if inline.placeholders[int(m.group(1))].kind == "code"
+                                   else "", converted)
+    return html.unescape(re.sub(r"<[^>]+>", "", converted)).strip()
+
+
+def page_title(meta: dict[str, str], sections: Sequence[Section], path: str) -> str:
+    """The page title key: front-matter title, else the first `# ` heading, else the file name."""
+    title = (meta.get("title") or "").strip()
+    if title:
+        return title
+    for section in sections:
+        for line in section.prose.split("\n"):
+            if line.startswith("# "):
+                text = _plain(line[2:].strip().rstrip("#").strip())
+                if text:
+                    return text
+    return PurePath(path).name
+
+
+def fill(html_: str, rendered: Sequence[str]) -> str:
+    """Put rendered HTML back for each placeholder, by number (translations may reorder them)."""
+    def repl(m: re.Match) -> str:
+        n = int(m.group(1))
+        if n >= len(rendered):
+            raise IndexError(f"placeholder {n} has no rendering (only {len(rendered)} given)")
+        return rendered[n]
+    return PLACEHOLDER_RE.sub(repl, html_)

@@ -1,0 +1,180 @@
+"""Loading translation catalogs and looking up checked, sanitized translations.
+
+A catalog is one page in one language: `translations/<page>.<lang>.json`, a JSON object mapping the
+English HTML of each prose block (math/code replaced by `<span translate=no>_^_N_^_</span>`) to
+its translation.  Next to it may live two sidecars written by `extract`:
+
+- `<page>.<lang>.fuzzy.json`: `{new English key: {"suggestion": old translation, "from": old key}}`,
+  suggestions for blocks whose English changed.  Loaded into `Catalog.fuzzy`; never rendered.
+- `<page>.<lang>.stale.json`: `{old English key: [translation, …]}`, entries whose English is gone.
+  Not loaded here (nothing in it is rendered); `extract` reads and writes it.
+
+Nothing in these files is trusted.  `Catalog.load` never raises on bad content (a missing file is
+an empty catalog), and `Catalog.lookup` only hands out HTML that passed every error-level check
+and then went through the sanitizer.  Anything else renders the English.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from labml_site.checks import (
+    URL_ATTRIBUTES,
+    EntryContext,
+    FileContext,
+    ParsedFile,
+    parse_translation_file,
+    run_entry_checks,
+    run_file_checks,
+)
+from labml_site.findings import Finding
+from labml_site.sanitize import PLACEHOLDER_RE, sanitize
+
+Status = Literal["translated", "missing", "invalid", "fuzzy"]
+
+
+def catalog_path(translations_dir: Path, page: str, lang: str) -> Path:
+    """`translations/<page>.<lang>.json` for a page path like `annotated_attention/mha`."""
+    return Path(translations_dir) / f"{page}.{lang}.json"
+
+
+def _sidecar(main: Path, kind: str) -> Path:
+    main = Path(main)
+    stem = main.name[: -len(".json")] if main.name.endswith(".json") else main.name
+    return main.with_name(f"{stem}.{kind}.json")
+
+
+def fuzzy_path(main: Path) -> Path:
+    return _sidecar(main, "fuzzy")
+
+
+def stale_path(main: Path) -> Path:
+    return _sidecar(main, "stale")
+
+
+def is_sidecar(path: Path) -> bool:
+    """True for `*.fuzzy.json` / `*.stale.json`, which are not catalogs of their own."""
+    return Path(path).name.endswith((".fuzzy.json", ".stale.json"))
+
+
+@dataclass(frozen=True)
+class Entry:
+    value: str
+    line: int  # line of the key in the JSON file (1-based)
+    previous: str | None = None  # fuzzy suggestions: the old English key the value translated
+
+
+@dataclass(frozen=True)
+class Lookup:
+    status: Status
+    html: str | None  # sanitized HTML with placeholders; None unless status == "translated"
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "translated"
+
+
+def load_fuzzy(main: Path) -> tuple[dict[str, Entry], list[Finding]]:
+    """Read the fuzzy sidecar of `main`; malformed entries are reported and skipped."""
+    parsed = parse_translation_file(fuzzy_path(main))
+    findings = run_file_checks(FileContext(parsed, kind="fuzzy"))
+    fuzzy: dict[str, Entry] = {}
+    if not parsed.usable:
+        return fuzzy, findings
+    for pair in parsed.pairs:
+        item = pair.value
+        if (
+            isinstance(item, dict)
+            and isinstance(item.get("suggestion"), str)
+            and isinstance(item.get("from", ""), str)
+        ):
+            fuzzy[pair.key] = Entry(item["suggestion"], pair.line, item.get("from") or None)
+        else:
+            findings.append(
+                Finding(
+                    "error", "fuzzy-malformed",
+                    'a fuzzy entry must be {"suggestion": "…", "from": "old English"}; '
+                    "fix it or delete the entry (run extract to regenerate suggestions)",
+                    parsed.path, pair.line, pair.col, pair.key,
+                )
+            )
+    return fuzzy, findings
+
+
+@dataclass
+class Catalog:
+    path: str
+    lang: str
+    entries: dict[str, Entry] = field(default_factory=dict)
+    fuzzy: dict[str, Entry] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)  # load-time problems, main and sidecar
+    # Keys that must not be used because of a load-time problem (duplicate with another value,
+    # non-string value): they look up as "invalid" rather than "missing".
+    blocked: dict[str, list[Finding]] = field(default_factory=dict, repr=False)
+    _cache: dict[str, Lookup] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def load(cls, path: Path, lang: str) -> "Catalog":
+        path = Path(path)
+        parsed = parse_translation_file(path)
+        catalog = cls(str(path), lang)
+        catalog.findings = run_file_checks(FileContext(parsed, lang))
+        if parsed.usable:
+            catalog._take_pairs(parsed)
+        catalog.fuzzy, fuzzy_findings = load_fuzzy(path)
+        catalog.findings.extend(fuzzy_findings)
+        return catalog
+
+    def _take_pairs(self, parsed: ParsedFile) -> None:
+        for finding in self.findings:
+            if finding.key and finding.severity == "error":
+                self.blocked.setdefault(finding.key, []).append(finding)
+        for pair in parsed.pairs:
+            if isinstance(pair.value, str):
+                self.entries[pair.key] = Entry(pair.value, pair.line)  # last one wins, as in JSON
+
+    def lookup(self, key: str) -> Lookup:
+        """The translation of the English block `key`, if it is safe and correct to use."""
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._cache[key] = self._lookup(key)
+        return cached
+
+    def _lookup(self, key: str) -> Lookup:
+        if key in self.blocked:
+            return Lookup("invalid", None, tuple(self.blocked[key]))
+        entry = self.entries.get(key)
+        if entry is None or not entry.value.strip():
+            # An empty value is "not translated yet": it must never render as an empty block.
+            return Lookup("fuzzy" if key in self.fuzzy else "missing", None)
+        ctx = EntryContext(key, entry.value, self.path, entry.line, self.lang)
+        findings = run_entry_checks(ctx)
+        if any(f.severity == "error" for f in findings):
+            return Lookup("invalid", None, tuple(_errors_first(findings)))
+        html = sanitize(
+            entry.value,
+            allowed_urls=ctx.key_html.attr_values(URL_ATTRIBUTES),
+            allowed_ids=ctx.key_html.attr_values(["id"]),
+        )
+        # The checks passed, so the sanitizer should not have touched a placeholder; if it did,
+        # the lead could not fill the math back in: refuse rather than render a broken block.
+        if Counter(PLACEHOLDER_RE.findall(html)) != Counter(PLACEHOLDER_RE.findall(key)):
+            findings.append(
+                ctx.error(
+                    "sanitizer-changed",
+                    "the sanitizer had to change this translation's placeholders; compare its "
+                    "HTML with the English and copy the placeholders and tags exactly",
+                )
+            )
+            return Lookup("invalid", None, tuple(_errors_first(findings)))
+        return Lookup("translated", html, tuple(findings))
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.entries
+
+
+def _errors_first(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: f.severity != "error")
