@@ -29,6 +29,7 @@ from labml_site.findings import Finding, shorten
 from labml_site.sanitize import (
     ALLOWED_ATTRIBUTES,
     ALLOWED_TAGS,
+    CELL_ALIGN_VALUES,
     PLACEHOLDER_RE,
     SPAN_TRANSLATE_VALUES,
     URL_ATTRIBUTES,
@@ -224,6 +225,15 @@ BLOCK_TAGS = frozenset(
     {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "blockquote", "table", "hr", "pre",
      "div", "dl", "figure", "section", "details"}
 )
+# Never allowed, even when the English has them: they run script, load or submit content, or
+# switch the parser into a foreign or raw-text mode.
+HARD_DENY_TAGS = frozenset(
+    {"script", "style", "iframe", "frame", "frameset", "object", "embed", "applet", "form",
+     "input", "button", "textarea", "select", "option", "base", "meta", "link", "svg", "math",
+     "template", "noscript", "xmp", "plaintext", "noembed", "noframes", "portal", "marquee",
+     "html", "head", "body", "title", "video", "audio", "source", "track", "canvas", "dialog",
+     "img", "image", "picture", "param", "isindex", "listing"}
+)
 # Attributes that load or navigate to a URL in some element, allowed or not.
 URLISH_ATTRIBUTES = frozenset(
     {"href", "src", "action", "formaction", "data", "poster", "background", "xlink:href",
@@ -276,6 +286,9 @@ class _Tokenizer(HTMLParser):
         if not self._open:
             if tag in BLOCK_TAGS:
                 self.summary.top_blocks.append(tag)
+            elif tag == "span" and ("translate", "no") in attrs:
+                # a code block or display math: the prose format puts those between blocks
+                self.summary.top_blocks.append("placeholder")
             else:
                 self.summary.outside_content = True
         if tag not in VOID_TAGS:
@@ -440,6 +453,10 @@ class EntryContext:
     @cached_property
     def value_placeholders(self) -> PlaceholderScan:
         return scan_placeholders(self.value)
+
+    @cached_property
+    def english_attributes(self) -> set[tuple[str, str, str | None]]:
+        return {(t.name, a, v) for t in self.key_html.tags for a, v in t.attrs}
 
     @property
     def key_is_plain_text(self) -> bool:
@@ -684,9 +701,19 @@ def check_plain_text(ctx: EntryContext) -> Iterator[Finding]:
 # --------------------------------------------------------------------------------------------
 
 
-@entry_check("unsafe-tag")
+@entry_check("unsafe-tag", "markup-dropped")
 def check_tags(ctx: EntryContext) -> Iterator[Finding]:
+    english = {t.name for t in ctx.key_html.tags}
     for name in sorted({t.name for t in ctx.value_html.tags} - ALLOWED_TAGS):
+        if name in english and name not in HARD_DENY_TAGS:
+            # Copied from the English (raw HTML in the source): not the translator's doing, but
+            # the sanitizer removes it, so say so.
+            yield ctx.warning(
+                "markup-dropped",
+                f"the English uses `<{name}>`, which translations can't carry; the translated "
+                "block is shown without it (a maintainer can change the English to avoid it)",
+            )
+            continue
         yield ctx.error(
             "unsafe-tag",
             f"the tag `<{name}>` is not allowed in translations; only "
@@ -703,6 +730,13 @@ def check_attributes(ctx: EntryContext) -> Iterator[Finding]:
                 continue
             if tag.name == "span" and attr == "translate" and value in SPAN_TRANSLATE_VALUES:
                 continue
+            if tag.name in ("th", "td") and attr == "align" and value in CELL_ALIGN_VALUES:
+                continue
+            dangerous = (
+                attr.startswith("on") or attr in _DANGEROUS_ATTRIBUTES or attr in URLISH_ATTRIBUTES
+            )
+            if not dangerous and (tag.name, attr, value) in ctx.english_attributes:
+                continue  # e.g. a footnote link's class: the sanitizer drops it, harmlessly
             if attr in ALLOWED_ATTRIBUTES.get(tag.name, ()):
                 if value is None or not _MARKUP_IN_ATTRIBUTE.search(value):
                     continue
@@ -719,7 +753,7 @@ def check_attributes(ctx: EntryContext) -> Iterator[Finding]:
             why = (
                 "event handlers run script" if attr.startswith("on")
                 else "it can run script or load content" if attr in _DANGEROUS_ATTRIBUTES
-                else "only a[href, id, title] and span[translate=no] are allowed"
+                else "only a[href, id, title], span[translate=no] and th/td[align] are allowed"
             )
             yield ctx.error(
                 "unsafe-attribute",

@@ -46,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--json", action="store_true", help="print JSON instead of a table")
         if name == "extract":
             p.add_argument("--lang", required=True, help="the language to create or update, e.g. ja")
+            p.add_argument("--confirm", action="store_true", help="accept the reviewed fuzzy suggestions of --lang as translations")
     return parser
 
 

@@ -176,15 +176,67 @@ def inline_rule(fn: InlineRule) -> InlineRule:
     return fn
 
 
-_LINK_RE = re.compile(r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\(\s*<?([^)\s>]*)>?(?:\s+&quot;(.*?)&quot;)?\s*\)")
+def _link_end(text: str, i: int) -> "tuple[str, str | None, int] | None":
+    """Parse `(url "title")` at text[i] with balanced parentheses inside the URL, like
+    Python-Markdown; returns (url, title, end) or None (then it is not a link)."""
+    depth, j = 0, i
+    while j < len(text):
+        c = text[j]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                break
+        j += 1
+    else:
+        return None
+    inner = text[i + 1:j].strip()
+    title = None
+    m = re.match(r'^(\S*)\s+&quot;(.*)&quot;$', inner, re.S)
+    if m:
+        inner, title = m.group(1), m.group(2)
+    if inner.startswith("<") and inner.endswith(">"):
+        inner = inner[1:-1]
+    if re.search(r"\s", inner) or inner.count("(") != inner.count(")"):
+        return None
+    return inner, title, j + 1
 
 
 @inline_rule
 def _links(text: str) -> str:
-    def repl(m: re.Match) -> str:
-        title = f' title="{m.group(3)}"' if m.group(3) is not None else ""
-        return f'<a href="{m.group(2)}"{title}>{m.group(1)}</a>'
-    return _LINK_RE.sub(repl, text)
+    out: list[str] = []
+    i = 0
+    while True:
+        start = text.find("[", i)
+        if start < 0:
+            break
+        depth, j = 0, start
+        while j < len(text):  # the matching ], allowing one level of nested brackets
+            if text[j] == "[":
+                depth += 1
+            elif text[j] == "]":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        if j >= len(text) or not text.startswith("(", j + 1):
+            out.append(text[i:start + 1])
+            i = start + 1
+            continue
+        parsed = _link_end(text, j + 1)
+        if parsed is None:
+            out.append(text[i:start + 1])
+            i = start + 1
+            continue
+        url, title, end = parsed
+        label = _links(text[start + 1:j])
+        title_attr = f' title="{title}"' if title is not None else ""
+        out.append(text[i:start])
+        out.append(f'<a href="{url}"{title_attr}>{label}</a>')
+        i = end
+    out.append(text[i:])
+    return "".join(out)
 
 
 _STRONG_EM_RE = re.compile(r"\*\*\*(?!\s)(.+?)(?<!\s)\*\*\*", re.S)
@@ -468,14 +520,27 @@ def _elements(prose: str, lines: _Lines) -> list[_Element]:
     return out
 
 
+_A_OPEN_RE = re.compile(r"<a\b[^>]*>")
+_A_CLOSE = "</a>"
+
+
+def _balance_anchors(body: str) -> str:
+    """Close an `<a ...>` left open at the end of the element, as an HTML parser would (old
+    sources write `<a id="x">` and `</a>` around a heading, in separate elements)."""
+    missing = len(_A_OPEN_RE.findall(body)) - body.count(_A_CLOSE)
+    return body + _A_CLOSE * missing if missing > 0 else body
+
+
 def _render(element: _Element, inline: _Inline) -> str:
     if element.placeholder is not None:
         return inline.add_block(element.placeholder)
     if element.kind == "ul":
-        items = [inline.convert(text, at) for text, at in element.parts]
+        items = [_balance_anchors(inline.convert(text, at)) for text, at in element.parts]
         return "<ul><li>" + "</li>\n<li>".join(items) + "</li></ul>\n"
     (text, at), = element.parts
-    body = inline.convert(text, at)
+    body = _balance_anchors(inline.convert(text, at))
+    if element.kind == "p" and body.strip() and not body.replace(_A_CLOSE, "").strip():
+        return ""  # only stray closing tags: an HTML parser drops them, leaving nothing
     if element.kind == "returns":
         return f"<p><em>Returns</em> {body}</p>\n"
     if element.kind == "p":
@@ -483,15 +548,12 @@ def _render(element: _Element, inline: _Inline) -> str:
     return f"<{element.kind}>{body}</{element.kind}>\n"
 
 
-def _standalone(elements: list[_Element], rendered: list[str], inline_phs: list[list[Placeholder]]):
-    """Mark display math that is alone in its paragraph."""
-    out = []
-    for e, html_, phs in zip(elements, rendered, inline_phs):
-        if e.kind == "p" and len(phs) == 1 and phs[0].kind == "display_math" \
-                and html_ == f"<p>{placeholder(0)}</p>\n":
-            phs = [Placeholder(phs[0].kind, phs[0].text, line=phs[0].line, standalone=True)]
-        out.append(phs)
-    return out
+def _mark_standalone(element: _Element, html_: str, phs: list[Placeholder]) -> list[Placeholder]:
+    """Mark display math that is alone in its paragraph (rendered as a block)."""
+    if element.kind == "p" and len(phs) == 1 and phs[0].kind == "display_math" \
+            and html_ == f"<p>{placeholder(0)}</p>\n":
+        return [Placeholder("display_math", phs[0].text, line=phs[0].line, standalone=True)]
+    return phs
 
 
 def section_blocks(section: Section) -> list[ProseBlock]:
@@ -501,28 +563,24 @@ def section_blocks(section: Section) -> list[ProseBlock]:
     if not prose:
         return []
     lines = _Lines(prose, section.prose_lines)
-    elements = _elements(prose, lines)
-    rendered: list[str] = []
-    phs: list[list[Placeholder]] = []
-    starts: list[int] = []
-    for e in elements:
+    parts: list[tuple[str, list[Placeholder], int]] = []  # (html, placeholders, line) per element
+    for e in _elements(prose, lines):
         inline = _Inline(lines)
-        rendered.append(_render(e, inline))
-        phs.append(inline.placeholders)
-        starts.append(e.placeholder.line if e.placeholder else
-                      lines.line(e.parts[0][1]) if e.parts else 0)
-    phs = _standalone(elements, rendered, phs)
-    if not rendered:
+        html_ = _render(e, inline)
+        if not html_:
+            continue
+        line = e.placeholder.line if e.placeholder else lines.line(e.parts[0][1]) if e.parts else 0
+        parts.append((html_, _mark_standalone(e, html_, inline.placeholders), line))
+    if not parts:
         return []
     first_line = section.prose_lines[0] if section.prose_lines else 0
-    key_parts, all_phs = [], []
-    for r, p in zip(rendered, phs):
-        key_parts.append(_renumber(r, len(all_phs)))
-        all_phs.extend(p)
-    key = "".join(key_parts)
+    key, all_phs = "", []
+    for html_, phs, _ in parts:
+        key += _renumber(html_, len(all_phs))
+        all_phs.extend(phs)
     if len(key) <= MAX_KEY_CHARS:
         return [ProseBlock(key, tuple(all_phs), first_line)]
-    return [ProseBlock(r, tuple(p), s or first_line) for r, p, s in zip(rendered, phs, starts)]
+    return [ProseBlock(html_, tuple(phs), line or first_line) for html_, phs, line in parts]
 
 
 def _renumber(html_: str, offset: int) -> str:

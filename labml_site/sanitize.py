@@ -25,9 +25,12 @@ ALLOWED_TAGS: frozenset[str] = frozenset(
     }
 )
 
-# Attributes allowed per tag.  `span[translate]` is handled separately: only the value "no".
+# Attributes allowed per tag.  `span[translate]` and `th/td[align]` are handled separately: only
+# the values below.
 ALLOWED_ATTRIBUTES: dict[str, frozenset[str]] = {"a": frozenset({"href", "id", "title"})}
 SPAN_TRANSLATE_VALUES: frozenset[str] = frozenset({"no"})
+# Table cell alignment, as Markdown table extensions write it (`align=`, not `style=`).
+CELL_ALIGN_VALUES: frozenset[str] = frozenset({"left", "center", "right"})
 
 URL_SCHEMES: frozenset[str] = frozenset({"http", "https", "mailto"})
 URL_ATTRIBUTES: frozenset[str] = frozenset({"href", "src"})
@@ -94,7 +97,11 @@ def sanitize(
         tags=set(ALLOWED_TAGS),
         clean_content_tags=set(DROP_WITH_CONTENT),
         attributes={tag: set(attrs) for tag, attrs in ALLOWED_ATTRIBUTES.items()},
-        tag_attribute_values={"span": {"translate": set(SPAN_TRANSLATE_VALUES)}},
+        tag_attribute_values={
+            "span": {"translate": set(SPAN_TRANSLATE_VALUES)},
+            "th": {"align": set(CELL_ALIGN_VALUES)},
+            "td": {"align": set(CELL_ALIGN_VALUES)},
+        },
         url_schemes=set(URL_SCHEMES),
         attribute_filter=keep,
         strip_comments=True,

@@ -125,7 +125,9 @@ def _ensure_folder(folders: dict[str, Folder], rel: str) -> Folder:
 
 def translation_path(translations_dir: Path, page: SourceFile, lang: str) -> Path:
     """`translations/<path under source, no extension>.<lang>.json` (the existing format)."""
-    return Path(translations_dir) / f"{page.base}.{lang}.json"
+    from .translations import catalog_path
+
+    return catalog_path(translations_dir, page.base, lang)
 
 
 def relative_url(from_url: str, to_url: str) -> str:

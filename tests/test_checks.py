@@ -441,3 +441,38 @@ def test_parser_never_raises_on_garbage():
         parsed = parse_translation_bytes(data)
         assert not parsed.usable or parsed.pairs == []
     assert checks.summarize_html("<a <b <<p>>").failed == ""
+
+
+# --------------------------------------------------------------------------------------------
+# Markup the prose format (or raw HTML in the source) puts in the English
+
+
+def test_block_placeholders_between_paragraphs_keep_their_place():
+    key = "<p>Run this:</p>\n<span translate=no>_^_0_^_</span>\n<p>Then check the shape.</p>\n"
+    good = "<p>运行：</p>\n<span translate=no>_^_0_^_</span>\n<p>然后检查形状。</p>\n"
+    assert check_entry(key, good) == []
+    moved = "<p>运行：<span translate=no>_^_0_^_</span></p>\n<p>然后检查形状。</p>\n"
+    assert errors(key, moved) == ["html-structure"]
+    assert errors(key, good + "多余") == ["html-outside-block"]
+
+
+def test_harmless_markup_copied_from_the_english_is_not_the_translators_fault():
+    key = '<p>As shown<sup id="fnref:1"><a class="footnote-ref" href="#fn:1">1</a></sup>.</p>\n'
+    value = '<p>如图所示<sup id="fnref:1"><a class="footnote-ref" href="#fn:1">1</a></sup>。</p>\n'
+    assert check_entry(key, value) == []
+    assert errors(key, value.replace("footnote-ref", "evil")) == ["unsafe-attribute"]
+    kbd_key = "<p>Press <kbd>Ctrl</kbd> to stop.</p>\n"
+    assert codes(check_entry(kbd_key, "<p>按<kbd>Ctrl</kbd>停止。</p>\n")) == ["markup-dropped"]
+    # dangerous markup stays an error even when the English has it
+    img_key = '<p>See <img src="a.png"> here.</p>\n'
+    assert errors(img_key, '<p>见<img src="a.png">。</p>\n') == ["unsafe-tag"]
+    handler_key = '<p onclick="x">Hi there, reader.</p>\n'
+    assert errors(handler_key, '<p onclick="x">读者你好。</p>\n') == ["unsafe-attribute"]
+
+
+def test_table_cell_alignment_is_allowed():
+    key = '<table><thead><tr><th align="center">Shape</th></tr></thead></table>\n'
+    assert check_entry(key, key.replace("Shape", "形状")) == []
+    assert errors(key, key.replace('"center"', '"justify"').replace("Shape", "形状")) == [
+        "unsafe-attribute"
+    ]

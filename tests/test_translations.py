@@ -275,3 +275,10 @@ def test_stats_rendering(tmp_path):
     data = json.loads(render_json(stats))
     assert data["pages"][0]["translated"] == 1 and data["pages"][0]["percent"] == 50.0
     assert data["totals"][0]["page"] == "TOTAL"
+
+
+def test_sanitizer_keeps_only_known_cell_alignments():
+    assert sanitize('<table><tr><td align="right">1</td></tr></table>') == (
+        '<table><tbody><tr><td align="right">1</td></tr></tbody></table>'
+    )
+    assert "align" not in sanitize('<table><tr><td align="x" style="a">1</td></tr></table>')

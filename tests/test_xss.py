@@ -86,7 +86,9 @@ def _assert_allowlisted(html: str) -> None:
             assert element.name in ALLOWED_TAGS, f"<{element.name}> in {html!r}"
             allowed = set(ALLOWED_ATTRIBUTES.get(element.name, ())) | (
                 {"rel"} if element.name == "a" else set()
-            ) | ({"translate"} if element.name == "span" else set())
+            ) | ({"translate"} if element.name == "span" else set()) | (
+                {"align"} if element.name in ("th", "td") else set()
+            )
             assert set(element.attrs) <= allowed, f"{element.attrs} on <{element.name}>"
 
 

@@ -1,0 +1,106 @@
+"""`build.py check | stats | extract`: the translators' and reviewers' commands.
+
+Each command computes the English keys exactly as the build does (the same analysis, so the same
+keys), then hands them to the translation modules. Only argument handling and printing live here.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .builder import BuildConfig, analyse_pages
+from .checks import check_file
+from .extract import confirm, extract
+from .findings import Finding
+from .stats import coverage, render_json, render_text
+from .structure import SourceFile, discover, translation_path
+from .translations import Catalog, is_sidecar
+
+
+def _keys_by_page(config: BuildConfig) -> tuple[list[SourceFile], dict[str, list[str]], list[Finding]]:
+    """page base path (e.g. `annotated_attention/mha`) → every key the page produces."""
+    files = discover(config.source)
+    pages = analyse_pages(files.pages, config.jobs)
+    findings = [f for p in pages.values() for f in p.findings if f.severity == "error"]
+    keys = {f.base: pages[f.rel].keys for f in files.pages if pages[f.rel].sections}
+    return files.pages, keys, findings
+
+
+def _target_langs(config: BuildConfig) -> list[str]:
+    langs = [l for l in config.langs if l != config.base_lang]
+    if not langs:
+        raise SystemExit(f"no language to work on: --langs lists only the base language {config.base_lang}")
+    return langs
+
+
+def cmd_check(args: argparse.Namespace, config: BuildConfig) -> int:
+    from .cli import print_findings
+
+    files, keys, source_findings = _keys_by_page(config)
+    findings: list[Finding] = list(source_findings)
+    checked = 0
+    for lang in _target_langs(config):
+        known = set()
+        for page in files:
+            path = translation_path(config.translations, page, lang)
+            known.add(path.resolve())
+            if path.exists():
+                checked += 1
+                findings.extend(check_file(path, lang, set(keys.get(page.base, []))))
+        # A translation file no source page produces is probably misnamed or left behind.
+        for path in sorted(Path(config.translations).rglob(f"*.{lang}.json")):
+            if path.resolve() not in known and not is_sidecar(path):
+                findings.append(Finding(
+                    "warning", "orphan-file",
+                    f"no source page matches this file; rename it to <path under {config.source}>.{lang}.json or delete it",
+                    path=str(path),
+                ))
+    print_findings(findings, args.format, args.quiet, stream=sys.stdout)
+    errors = sum(1 for f in findings if f.severity == "error")
+    print(f"checked {checked} translation files: {errors} errors, {len(findings) - errors} warnings", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def cmd_stats(args: argparse.Namespace, config: BuildConfig) -> int:
+    files, keys, _ = _keys_by_page(config)
+    rows = []
+    for lang in _target_langs(config):
+        catalogs = {}
+        for page in files:
+            path = translation_path(config.translations, page, lang)
+            if page.base in keys:
+                catalogs[page.base] = Catalog.load(path, lang)
+        rows.extend(row if row.lang else _with_lang(row, lang) for row in coverage(keys, catalogs))
+    sys.stdout.write(render_json(rows) if args.json else render_text(rows))
+    return 0
+
+
+def _with_lang(row, lang: str):
+    from dataclasses import replace
+
+    return replace(row, lang=lang)
+
+
+def cmd_extract(args: argparse.Namespace, config: BuildConfig) -> int:
+    from .cli import print_findings
+
+    files, keys, source_findings = _keys_by_page(config)
+    print_findings(source_findings, args.format, args.quiet)
+    if getattr(args, "confirm", False):
+        confirmed = sum(len(confirm(config.translations, base, args.lang)) for base in keys)
+        print(f"confirmed {confirmed} fuzzy suggestions for {args.lang}", file=sys.stderr)
+        return 0
+    result = extract(keys, config.translations, args.lang)
+    print_findings(result.findings, args.format, args.quiet)
+    added = sum(len(p.added) for p in result.pages)
+    fuzzy = sum(len(p.fuzzy) for p in result.pages)
+    stale = sum(len(p.stale) for p in result.pages)
+    for path in result.changed_files:
+        print(f"  wrote {path}", file=sys.stderr)
+    print(
+        f"{args.lang}: {added} new keys, {fuzzy} fuzzy suggestions, {stale} stale entries moved aside, "
+        f"{len(result.changed_files)} files written",
+        file=sys.stderr,
+    )
+    return 1 if result.has_errors else 0
