@@ -306,15 +306,3 @@ def all_values(main: Path) -> list[str]:
     values += [v for vs in files.stale.values() for v in vs]
     return [v for v in values if _has_value(v)]
 
-
-def pages_in(translations_dir: Path, lang: str) -> list[str]:
-    """Pages that have a main file for `lang` (sidecars and other files excluded)."""
-    suffix = f".{lang}.json"
-    root = Path(translations_dir)
-    pages = []
-    for path in root.rglob(f"*{suffix}"):
-        name = path.relative_to(root).as_posix()
-        page = name[: -len(suffix)]
-        if not page.endswith((".fuzzy", ".stale")):
-            pages.append(page)
-    return sorted(pages)

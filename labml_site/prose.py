@@ -239,9 +239,10 @@ def _links(text: str) -> str:
     return "".join(out)
 
 
+# as in Python-Markdown, `*` surrounded by spaces (`a * b * c`) is not emphasis
 _STRONG_EM_RE = re.compile(r"\*\*\*(?!\s)(.+?)(?<!\s)\*\*\*", re.S)
-_STRONG_RE = re.compile(r"\*\*(.+?)\*\*", re.S)
-_EM_RE = re.compile(r"\*([^*]+)\*")
+_STRONG_RE = re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*", re.S)
+_EM_RE = re.compile(r"\*(?!\s)([^*]+?)(?<!\s)\*")
 _SMART_STRONG_RE = re.compile(r"(?<!\w)__(?!_)(.+?)(?<!_)__(?!\w)", re.S)
 _SMART_EM_RE = re.compile(r"(?<!\w)_(?!_)(.+?)(?<!_)_(?!\w)", re.S)
 
@@ -309,6 +310,10 @@ class _Inline:
         out.append(text[start:])
         return "".join(out)
 
+    def add_inline(self, ph: Placeholder, offset: int) -> str:
+        self.placeholders.append(Placeholder(ph.kind, ph.text, ph.lang, ph.alt, self.lines.line(offset)))
+        return placeholder(len(self.placeholders) - 1)
+
     def add_block(self, ph: Placeholder) -> str:
         self.placeholders.append(ph)
         return placeholder(len(self.placeholders) - 1)
@@ -319,11 +324,24 @@ class _Inline:
 
 
 @dataclass(frozen=True)
+class _Item:
+    """One list item: `* text`, `:param name: text` (name becomes code) or `:return: text`."""
+
+    text: str
+    offset: int  # prose offset of text
+    kind: str = "li"  # "li" | "returns"
+    code: str = ""  # the :param name
+    code_offset: int = 0
+
+
+@dataclass(frozen=True)
 class _Element:
     """One top-level element of a key: a paragraph, heading, list or block placeholder."""
 
-    kind: str  # "p" | "h1".."h6" | "ul" | "returns" | "code_block" | "env"
-    parts: tuple[tuple[str, int], ...]  # (raw text, prose offset) per paragraph/heading/item
+    kind: str  # "p" | "h1".."h6" | "ul" | "code_block" | "env"
+    text: str = ""  # raw Markdown of a paragraph or heading
+    offset: int = 0  # prose offset of text
+    items: tuple[_Item, ...] = ()
     placeholder: Placeholder | None = None
 
 
@@ -331,8 +349,8 @@ _FENCE_RE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([^`\s]*)[^\n]*$", re.M)
 _BEGIN_RE = re.compile(r"^[ \t]*\\begin\{([A-Za-z*]+)\}", re.M)
 _HEADING_RE = re.compile(r"^(#{1,6})(?!#)[ \t]*(.*?)[ \t]*#*[ \t]*$")
 _ITEM_RE = re.compile(r"^( *)[*+-][ \t]+")
-_PARAM_RE = re.compile(r"^:param[ \t]+([^:]+?)[ \t]*:[ \t]?")
-_RETURN_RE = re.compile(r"^:returns?:[ \t]?")
+_PARAM_RE = re.compile(r"^:param[ \t]+([^:\s]+)[ \t]*:")
+_RETURN_RE = re.compile(r"^:returns?:")
 
 
 def _special_blocks(prose: str, lines: _Lines) -> list[tuple[int, int, Placeholder]]:
@@ -417,7 +435,7 @@ def _text_elements(text: str, offset: int, doc: _Text) -> list[_Element]:
     """Parse one blank-line separated block into paragraphs, headings, lists and block
     placeholders. A paragraph ends before a heading or block placeholder without taking the
     newline in between; a list item keeps its newline (so ends with a space) when another item
-    follows."""
+    follows. `:param x:` and `:return:` lines are list items wherever they appear."""
     lines = text.split("\n")
     starts = []
     pos = offset
@@ -426,27 +444,36 @@ def _text_elements(text: str, offset: int, doc: _Text) -> list[_Element]:
         pos += len(line) + 1
     elements: list[_Element] = []
     para: list[int] = []  # line indexes of the open paragraph
-    items: list[list[int]] = []  # line indexes per open list item
+    items: list[dict] = []  # open list items: lines, kind, code, column where the text starts
     list_allowed = True  # at the start of a block or right after a heading
-
     suffix: dict[int, str] = {}  # text kept after a line's newline (see nested items)
+    column: dict[int, int] = {}  # where the item text starts on its first line
 
-    def chunk(idx: list[int], newline: bool) -> tuple[str, int]:
-        body = "\n".join(lines[k] for k in idx) + ("\n" + suffix.get(idx[-1], "") if newline else "")
-        return body, starts[idx[0]]
+    def chunk(idx: list[int], newline: bool) -> str:
+        first = lines[idx[0]][column.get(idx[0], 0):]
+        body = "\n".join([first] + [lines[k] for k in idx[1:]])
+        return body + ("\n" + suffix.get(idx[-1], "") if newline else "")
 
-    def close_para(newline: bool = False) -> None:
+    def close_para() -> None:
         if para:
-            body, at = chunk(para, newline)
+            body = chunk(para, False)
             if body:
-                elements.append(_Element("p", ((body, at),)))
+                elements.append(_Element("p", body, starts[para[0]]))
             para.clear()
 
     def close_list() -> None:
         if items:
-            parts = tuple(chunk(it, k < len(items) - 1) for k, it in enumerate(items))
-            elements.append(_Element("ul", parts))
+            built = []
+            for n, it in enumerate(items):
+                k = it["lines"][0]
+                built.append(_Item(chunk(it["lines"], n < len(items) - 1), starts[k] + column.get(k, 0),
+                                   it["kind"], it["code"], starts[k] + it["code_at"]))
+            elements.append(_Element("ul", items=tuple(built)))
             items.clear()
+
+    def open_item(k: int, at: int, kind: str = "li", code: str = "", code_at: int = 0) -> None:
+        column[k] = at
+        items.append({"lines": [k], "kind": kind, "code": code, "code_at": code_at})
 
     for k, line in enumerate(lines):
         special = _SENTINEL_RE.match(line)
@@ -454,58 +481,44 @@ def _text_elements(text: str, offset: int, doc: _Text) -> list[_Element]:
             close_para()
             close_list()
             ph = doc.specials[int(special.group(1))]
-            elements.append(_Element(ph.kind, (), ph))
+            elements.append(_Element(ph.kind, placeholder=ph))
             list_allowed = True
             continue
         h = _HEADING_RE.match(line)
         if h:
             close_para()
             close_list()
-            level = len(h.group(1))
-            elements.append(_Element(f"h{level}", ((h.group(2), starts[k] + h.start(2)),)))
+            elements.append(_Element(f"h{len(h.group(1))}", h.group(2), starts[k] + h.start(2)))
             list_allowed = True
             continue
         param = _PARAM_RE.match(line)
         if param:
             close_para()
-            lines[k] = f"`{param.group(1)}` " + line[param.end():]
-            items.append([k])
+            open_item(k, param.end(), code=param.group(1), code_at=param.start(1))
             continue
         ret = _RETURN_RE.match(line)
         if ret:
             close_para()
-            close_list()
-            lines[k] = line[ret.end():]
-            para.append(k)
-            elements.append(_Element("returns", ()))  # marker: the next paragraph is "Returns"
+            open_item(k, ret.end(), kind="returns")
             continue
         item = _ITEM_RE.match(line)
         if item and (items or (list_allowed and not any(lines[j] for j in para))):
             para.clear()  # only blank lines precede the list
-            lines[k] = line[item.end():]
             if items and len(item.group(1)) > 3:
                 # a nested item becomes a sibling; indentation past three spaces stays behind
                 # in the previous item, after its newline
-                suffix[items[-1][-1]] = " " * (len(item.group(1)) - 3)
-            items.append([k])
+                suffix[items[-1]["lines"][-1]] = " " * (len(item.group(1)) - 3)
+            open_item(k, item.end())
             continue
         if items:
-            items[-1].append(k)
+            items[-1]["lines"].append(k)
         else:
             para.append(k)
         if line:
             list_allowed = False
     close_para()
     close_list()
-    # fold "returns" markers into the paragraph that follows them
-    out: list[_Element] = []
-    for k, e in enumerate(elements):
-        if e.kind == "returns" and not e.parts:
-            continue
-        if k and elements[k - 1].kind == "returns" and not elements[k - 1].parts and e.kind == "p":
-            e = _Element("returns", e.parts)
-        out.append(e)
-    return out
+    return elements
 
 
 def _elements(prose: str, lines: _Lines) -> list[_Element]:
@@ -535,17 +548,21 @@ def _render(element: _Element, inline: _Inline) -> str:
     if element.placeholder is not None:
         return inline.add_block(element.placeholder)
     if element.kind == "ul":
-        items = [_balance_anchors(inline.convert(text, at)) for text, at in element.parts]
-        return "<ul><li>" + "</li>\n<li>".join(items) + "</li></ul>\n"
-    (text, at), = element.parts
-    body = _balance_anchors(inline.convert(text, at))
-    if element.kind == "p" and body.strip() and not body.replace(_A_CLOSE, "").strip():
-        return ""  # only stray closing tags: an HTML parser drops them, leaving nothing
-    if element.kind == "returns":
-        return f"<p><em>Returns</em> {body}</p>\n"
+        return "<ul>" + "\n".join(_render_item(item, inline) for item in element.items) + "</ul>\n"
+    body = _balance_anchors(inline.convert(element.text, element.offset))
     if element.kind == "p":
+        if body.strip() and not body.replace(_A_CLOSE, "").strip():
+            return ""  # only stray closing tags: an HTML parser drops them, leaving nothing
         return f"<p>{body}</p>\n"
     return f"<{element.kind}>{body}</{element.kind}>\n"
+
+
+def _render_item(item: _Item, inline: _Inline) -> str:
+    if item.kind == "returns":
+        return f"<p><em>Returns</em> {_balance_anchors(inline.convert(item.text, item.offset))}</p>"
+    # the :param name comes first, so it takes the lower placeholder number
+    prefix = inline.add_inline(Placeholder("code", item.code), item.code_offset) + " " if item.code else ""
+    return f"<li>{prefix}{_balance_anchors(inline.convert(item.text, item.offset))}</li>"
 
 
 def _mark_standalone(element: _Element, html_: str, phs: list[Placeholder]) -> list[Placeholder]:
@@ -569,7 +586,7 @@ def section_blocks(section: Section) -> list[ProseBlock]:
         html_ = _render(e, inline)
         if not html_:
             continue
-        line = e.placeholder.line if e.placeholder else lines.line(e.parts[0][1]) if e.parts else 0
+        line = e.placeholder.line if e.placeholder else lines.line(e.items[0].offset if e.items else e.offset)
         parts.append((html_, _mark_standalone(e, html_, inline.placeholders), line))
     if not parts:
         return []

@@ -203,6 +203,11 @@ def _docstring_lines(tok: tokenize.TokenInfo) -> list[str]:
     return lines
 
 
+def _is_bytes_or_fstring(literal: str) -> bool:
+    prefix = literal[:len(literal) - len(literal.lstrip("rRuUbBfF"))].lower()
+    return "b" in prefix or "f" in prefix
+
+
 def _tokenize(text: str, path: str) -> list[tokenize.TokenInfo]:
     try:
         return list(tokenize.generate_tokens(io.StringIO(text).readline))
@@ -258,7 +263,7 @@ def _scan(tokens: list[tokenize.TokenInfo]) -> tuple[set[int], dict[int, _Docstr
         elif first.type == token.NAME and (first.string in ("def", "class") or (
                 first.string == "async" and len(sig) > 1 and sig[1].string == "def")):
             kind = "header"
-        elif len(sig) == 1 and first.type == token.STRING:
+        elif len(sig) == 1 and first.type == token.STRING and not _is_bytes_or_fstring(first.string):
             if n == 0:
                 kind = "module_doc"
             elif prev_kind == "header" and indent_before.get(a, False):

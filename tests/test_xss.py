@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+import html5lib  # noqa: F401 - required: outputs are inspected with a browser-grade parser
 import pytest
 from bs4 import BeautifulSoup
 

@@ -17,11 +17,7 @@ the loss of the best model that ignores the context.
 
 ## Running it
 
-```
-pip install -e .
-python -m annotated_attention.experiment
-```
-
+Install the project with `pip install -e .` and run `python -m annotated_attention.experiment`.
 On a CPU with two cores the default run takes under two minutes. It shows a progress bar with
 the loss and the speed in tokens per second, prints the validation loss next to the unigram
 entropy, saves a checkpoint to `checkpoints/attention.pt` and prints a generated sample.
@@ -65,14 +61,14 @@ class TrainConfig:
     far below the unigram entropy.
     """
     # Training stops after this optimizer step
-    steps: int = 400
+    steps: int = 500
     # Sequences per step (per process, in a distributed run) and characters per sequence
     batch_size: int = 32
-    seq_len: int = 128
+    seq_len: int = 64
     # Peak learning rate, the number of warm-up steps, and the final learning rate as a
     # fraction of the peak
     lr: float = 3e-3
-    warmup: int = 40
+    warmup: int = 50
     min_lr_ratio: float = 0.1
     # AdamW weight decay, applied to weight matrices only
     weight_decay: float = 0.1
@@ -90,7 +86,7 @@ class TrainConfig:
     # The model's size, see [ModelConfig](transformer.html)
     d_model: int = 128
     heads: int = 4
-    layers: int = 3
+    layers: int = 2
     d_ff: int = 512
     dropout: float = 0.1
     fused: bool = True
