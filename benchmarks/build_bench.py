@@ -231,7 +231,7 @@ def mark_text(html_key: str, marker: str) -> str:
     import re
 
     out = []
-    for part in re.split(r"(<[^>]+>)", html_key):
+    for part in re.split(r"(<span translate=no>_\^_\d+_\^_</span>|<[^>]+>)", html_key):
         if part.startswith("<") or not part.strip():
             out.append(part)
             continue

@@ -505,9 +505,9 @@ def _text_elements(text: str, offset: int, doc: _Text) -> list[_Element]:
         if item and (items or (list_allowed and not any(lines[j] for j in para))):
             para.clear()  # only blank lines precede the list
             if items and len(item.group(1)) > 3:
-                # a nested item becomes a sibling; indentation past three spaces stays behind
-                # in the previous item, after its newline
-                suffix[items[-1]["lines"][-1]] = " " * (len(item.group(1)) - 3)
+                # a nested item becomes a sibling; its indentation (collapsed to one space, as
+                # runs of spaces are) stays behind in the previous item, after its newline
+                suffix[items[-1]["lines"][-1]] = " "
             open_item(k, item.end())
             continue
         if items:

@@ -1,0 +1,147 @@
+"""A Jupyter notebook per Python page: the prose as Markdown cells, the code as code cells.
+
+The code cells, joined with newlines, are exactly the page's code. A cell holds whole top-level
+statements, because Jupyter cannot run half a function: sections that continue a statement (a
+method of a class, the rest of a function body) join the cell that opened it, and their prose is
+gathered into the Markdown cell above it, each piece under the first line of the code it explains.
+
+The prose is the English Markdown as written (with `$…$` math, which Jupyter renders), so one
+notebook serves every language; it is written next to the page's `.py` file.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from .pages import PageData, SectionData
+
+NBFORMAT = 4
+NBFORMAT_MINOR = 5
+_CONTINUATION_RE = re.compile(r"^(else|elif|except|finally|case)\b|^[)\]}]")
+_RELATIVE_IMPORT_RE = re.compile(r"^\s*from\s+\.", re.M)
+
+
+def notebook_path(rel: str) -> str:
+    """`annotated_attention/mha.py` → `annotated_attention/mha.ipynb` (beside the source copy)."""
+    return posixpath.splitext(rel)[0] + ".ipynb"
+
+
+@dataclass
+class _Cell:
+    prose: list[str] = field(default_factory=list)
+    code: list[str] = field(default_factory=list)
+
+
+def _complete(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    return True
+
+
+def _starts_statement(code: str) -> bool:
+    """Can a new cell begin with this code: a top-level statement that continues nothing?"""
+    first = next((line for line in code.split("\n") if line.strip() and not line.lstrip().startswith("#")), "")
+    return bool(first) and not first[0].isspace() and not _CONTINUATION_RE.match(first)
+
+
+def _quote_line(code: str) -> str:
+    """The first code line of a section as inline Markdown code, to anchor prose to it."""
+    first = next((line.strip() for line in code.split("\n") if line.strip()), "")
+    if len(first) > 72:
+        first = first[:71] + "…"
+    fence = "``" if "`" in first else "`"
+    pad = " " if first.startswith("`") or first.endswith("`") else ""
+    return f"> {fence}{pad}{first}{pad}{fence}"
+
+
+def _cells(sections: tuple[SectionData, ...]) -> list[_Cell]:
+    cells: list[_Cell] = []
+    current: _Cell | None = None
+    for s in sections:
+        prose = s.prose_md.strip("\n")
+        if not s.code:
+            if prose:
+                if current is not None and current.code:
+                    cells.append(current)
+                    current = None
+                current = current or _Cell()
+                current.prose.append(prose)
+            continue
+        joinable = current is not None and current.code and not (
+            _complete("\n".join(current.code)) and _starts_statement(s.code)
+        )
+        if current is not None and current.code and not joinable:
+            cells.append(current)
+            current = None
+        if current is None:
+            current = _Cell()
+        if prose:
+            # Prose for code in the middle of a cell: say which line it is about.
+            current.prose.append(f"{_quote_line(s.code)}\n\n{prose}" if current.code else prose)
+        current.code.append(s.code)
+    if current is not None:
+        cells.append(current)
+    return cells
+
+
+def _source_lines(text: str) -> list[str]:
+    # nbformat's on-disk form: a list of lines, each keeping its newline except the last.
+    return text.splitlines(keepends=True)
+
+
+def notebook(page: PageData) -> dict:
+    """The page as an nbformat v4 notebook (a plain dict, ready for `json.dumps`)."""
+    cells: list[dict] = []
+    code = "\n".join(s.code for s in page.sections if s.code)
+    if _RELATIVE_IMPORT_RE.search(code):
+        package = posixpath.dirname(page.rel).replace("/", ".")
+        cells.append(_markdown(
+            f"*Generated from `{page.rel}`. This code imports other modules of its package "
+            f"(`from .… import …`): install the package (`pip install -e .`) and run "
+            f"`__package__ = \"{package}\"` in a cell of your own before the cells below.*",
+            "intro",
+        ))
+    for i, cell in enumerate(_cells(page.sections)):
+        if cell.prose:
+            cells.append(_markdown("\n\n".join(cell.prose), f"c{i}-md"))
+        if cell.code:
+            cells.append({
+                "cell_type": "code",
+                "id": f"c{i}-code",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": _source_lines("\n".join(cell.code)),
+            })
+    return {
+        "nbformat": NBFORMAT,
+        "nbformat_minor": NBFORMAT_MINOR,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+            "title": page.title,
+        },
+        "cells": cells,
+    }
+
+
+def _markdown(text: str, cell_id: str) -> dict:
+    return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": _source_lines(text)}
+
+
+def notebook_json(page: PageData) -> str:
+    return json.dumps(notebook(page), ensure_ascii=False, indent=1) + "\n"
+
+
+def code_cells(nb: dict) -> list[str]:
+    """The source of each code cell, for checks: joined with "\\n" they are the page's code."""
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def wants_notebook(page: PageData) -> bool:
+    return page.is_python and any(s.code for s in page.sections)
