@@ -14,8 +14,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
+from urllib.parse import urlparse
 
 from . import __version__, highlight
+from . import linking, notebooks, search_index, sitemap  # reader extras
 from .findings import Finding, Report
 from .i18n import UI, language_name, load_ui
 from .localize import LocalPage, localize
@@ -102,7 +104,7 @@ class _Site:
     files: SiteFiles
     pages: dict[str, PageData]
     theme: Theme
-    site_title: str
+    site_title: str  # set per language by _render_language
     outputs: dict[str, str | bytes | Path] = field(default_factory=dict)  # out path → content or file to copy
 
 
@@ -200,6 +202,11 @@ def _render_language(site: _Site, lang: str, report: Report) -> dict[str, LocalP
         report.extend(_not_fatal(page.findings))
         local[rel] = page
 
+    # The site's name in this language: as configured, else the home page's title, else the theme's.
+    home = site.files.folders.get("")
+    home_title = local[home.index.rel].title if home and home.index and home.index.rel in local else ""
+    site.site_title = config.site_title or home_title or ui.gettext("Annotated tutorials")
+
     # Pages
     for file in site.files.pages:
         page = local[file.rel]
@@ -219,6 +226,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> dict[str, LocalP
             }
         if page.data.is_python:
             context["source_href"] = relative_url(prefix + file.url, file.rel)
+            context["notebook_href"] = _notebook_href(prefix, file, page.data)
         site.outputs[prefix + file.url] = site.theme.render("page.html", **context)
         for asset in page.data.assets:
             if asset in site.files.assets:  # missing ones were reported once, after analysis
@@ -256,8 +264,75 @@ def _render_language(site: _Site, lang: str, report: Report) -> dict[str, LocalP
     context.update(rows=rows, totals=totals)
     site.outputs[prefix + "translation-status.html"] = site.theme.render("status.html", **context)
     context = _base_context(site, lang, ui, "404.html", ui.gettext("Page not found"), "", local)
+    _not_found_links(site, lang, context)
     site.outputs[prefix + "404.html"] = site.theme.render("404.html", **context)
     return local
+
+
+# ---------------------------------------------------------------------------------------------
+# Reader extras: linked code, notebooks, search indexes, sitemap (linking.py, notebooks.py, …)
+
+
+def _link_code(pages: dict[str, PageData]) -> dict[str, PageData]:
+    """Names in the code link to the sections defining them: once per build, language-free,
+    after analysis (and after any cache), because a page's links depend on the other pages."""
+    return linking.link_code(pages)
+
+
+def _notebook_href(prefix: str, file: SourceFile, data: PageData) -> str:
+    if not notebooks.wants_notebook(data):
+        return ""
+    return relative_url(prefix + file.url, notebooks.notebook_path(file.rel))
+
+
+def _site_path(site: _Site) -> str:
+    """The URL path the site is served under: from --site-url, else the server's root."""
+    path = urlparse(site.config.site_url).path if site.config.site_url else "/"
+    return path if path.endswith("/") else path + "/"
+
+
+def _not_found_links(site: _Site, lang: str, context: dict) -> None:
+    """A server shows the 404 page at whatever URL was missing, at any depth, so its links and
+    styles cannot be relative: they start from the site's path instead."""
+    base = _site_path(site)
+    root = base + lang_prefix(lang, site.config.base_lang)
+    context.update(
+        root=root,
+        static=base + "static/",
+        alternates=[],
+        breadcrumbs=[{"title": site.site_title, "href": root + "index.html"}],
+        languages=[
+            {**alt, "href": base + lang_prefix(alt["lang"], site.config.base_lang) + "index.html"}
+            for alt in context["languages"]
+        ],
+    )
+
+
+def _published_urls(site: _Site) -> list[str]:
+    """Every page and folder listing a language tree has (not 404, search or status pages)."""
+    urls = [f.url for f in site.files.pages if f.is_index or (f.rel in site.pages and site.pages[f.rel].sections)]
+    urls += [folder.url for folder in site.files.folders.values() if folder.index is None]
+    return sorted(set(urls), key=lambda u: (u.count("/"), u))
+
+
+def _write_reader_extras(site: _Site, localized: dict[str, dict[str, LocalPage]]) -> None:
+    config = site.config
+    published = {f.rel: f.url for f in site.files.pages if f.is_index or (f.rel in site.pages and site.pages[f.rel].sections)}
+    for lang, local in localized.items():
+        prefix = lang_prefix(lang, config.base_lang)
+        ui = load_ui(lang)
+        items = search_index.entries(local, published)
+        folders = [folder for folder in site.files.folders.values() if folder.index is None]
+        items += search_index.folder_entries([(*_folder_title(site, local, f), f.url) for f in folders])
+        site.outputs[prefix + "search-index.js"] = search_index.index_js(lang, items)
+        context = _base_context(site, lang, ui, "search.html", ui.gettext("Search"), "", local)
+        site.outputs[prefix + "search.html"] = site.theme.render("search.html", **context)
+    for file in site.files.pages:
+        data = site.pages.get(file.rel)
+        if data is not None and notebooks.wants_notebook(data):
+            site.outputs[notebooks.notebook_path(file.rel)] = notebooks.notebook_json(data)
+    if config.site_url:  # sitemaps need absolute URLs; without --site-url there is none
+        site.outputs["sitemap.xml"] = sitemap.sitemap_xml(config.site_url, _published_urls(site), config.langs, config.base_lang)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,15 +380,14 @@ def build(config: BuildConfig) -> BuildResult:
             if asset not in files.assets:
                 report.add(Finding("warning", "asset-missing", f"references {asset}, which does not exist under the source folder; add the file or fix the path", path=page.rel))
 
-    home = files.folders.get("")
-    site_title = config.site_title
-    if not site_title and home and home.index and home.index.rel in pages:
-        site_title = pages[home.index.rel].title
-    site = _Site(config, files, pages, theme, site_title or "Annotated tutorials")
+    pages = _link_code(pages)
+
+    site = _Site(config, files, pages, theme, config.site_title)
 
     localized = {}
     for lang in config.langs:
         localized[lang] = _render_language(site, lang, report)
+    _write_reader_extras(site, localized)
 
     for file in files.pages:
         if file.suffix == ".py":

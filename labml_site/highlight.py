@@ -39,7 +39,8 @@ def _tokens_to_lines(tokens: Iterable[tuple[_TokenType, str]]) -> list[str]:
             if not part:
                 continue
             text = html.escape(part, quote=False)
-            if cls and ttype is not Token.Text and ttype is not Token.Text.Whitespace:
+            # Lexer "errors" are mostly characters Python lacks (× in `batch × seq`): show them plainly.
+            if cls and ttype not in (Token.Text, Token.Text.Whitespace, Token.Error):
                 # Names carry their text as data so linked-code can find definitions cheaply.
                 current.append(f'<span class="{cls}">{text}</span>')
             else:

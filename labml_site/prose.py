@@ -10,10 +10,13 @@ converter is purpose-built rather than a general Markdown engine:
 * `#` lines are headings, `* `/`- `/`+ ` lines at the start of a block (or after a heading)
   are list items, `:param x:` lines are list items and `:return:` a "Returns" paragraph;
   everything else is a paragraph whose newlines become spaces;
-* text is HTML-escaped (quotes too), raw HTML tags pass through, links and emphasis become HTML.
+* text is HTML-escaped (quotes too), raw HTML tags pass through, links and emphasis become HTML;
+* beyond the subset of the existing corpus (where it gives otherwise meaningless text a
+  meaning): `1. ` ordered lists and `> ` blockquotes.
 
-Rules are small registered functions (see BLOCK_RULES, PLACEHOLDER_RULES, INLINE_RULES) so a
-new construct is a new function. The module is pure and cheap: it runs once per source file.
+Rules are small registered functions, like Python-Markdown's processors: LINE_RULES (block
+structure, line by line), PLACEHOLDER_RULES (math, code, images) and INLINE_RULES (links,
+emphasis); a new construct is a new function. The module is pure and cheap: it runs once per source file.
 """
 from __future__ import annotations
 
@@ -338,17 +341,20 @@ class _Item:
 class _Element:
     """One top-level element of a key: a paragraph, heading, list or block placeholder."""
 
-    kind: str  # "p" | "h1".."h6" | "ul" | "code_block" | "env"
+    kind: str  # "p" | "h1".."h6" | "ul" | "ol" | "blockquote" | "code_block" | "env"
     text: str = ""  # raw Markdown of a paragraph or heading
     offset: int = 0  # prose offset of text
     items: tuple[_Item, ...] = ()
     placeholder: Placeholder | None = None
+    children: tuple["_Element", ...] = ()  # the blocks inside a blockquote
 
 
 _FENCE_RE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([^`\s]*)[^\n]*$", re.M)
 _BEGIN_RE = re.compile(r"^[ \t]*\\begin\{([A-Za-z*]+)\}", re.M)
 _HEADING_RE = re.compile(r"^(#{1,6})(?!#)[ \t]*(.*?)[ \t]*#*[ \t]*$")
 _ITEM_RE = re.compile(r"^( *)[*+-][ \t]+")
+_ORDERED_RE = re.compile(r"^( *)\d{1,9}[.)][ \t]+")
+_QUOTE_RE = re.compile(r"^ {0,3}> ?")
 _PARAM_RE = re.compile(r"^:param[ \t]+([^:\s]+)[ \t]*:")
 _RETURN_RE = re.compile(r"^:returns?:")
 
@@ -395,7 +401,7 @@ def _special_blocks(prose: str, lines: _Lines) -> list[tuple[int, int, Placehold
             pos = end
 
 
-_SENTINEL_RE = re.compile("^\ue010(\\d+)\ue011$")
+_SENTINEL_RE = re.compile("^\ue010(\\d+)\ue011")
 
 
 class _Text:
@@ -431,106 +437,196 @@ class _Text:
         return best[1] + (offset - best[0])
 
 
-def _text_elements(text: str, offset: int, doc: _Text) -> list[_Element]:
-    """Parse one blank-line separated block into paragraphs, headings, lists and block
-    placeholders. A paragraph ends before a heading or block placeholder without taking the
-    newline in between; a list item keeps its newline (so ends with a space) when another item
-    follows. `:param x:` and `:return:` lines are list items wherever they appear."""
-    lines = text.split("\n")
-    starts = []
-    pos = offset
-    for line in lines:
-        starts.append(doc.source_offset(pos))
-        pos += len(line) + 1
-    elements: list[_Element] = []
-    para: list[int] = []  # line indexes of the open paragraph
-    items: list[dict] = []  # open list items: lines, kind, code, column where the text starts
-    list_allowed = True  # at the start of a block or right after a heading
-    suffix: dict[int, str] = {}  # text kept after a line's newline (see nested items)
-    column: dict[int, int] = {}  # where the item text starts on its first line
+class _BlockParser:
+    """Parses one blank-line separated block, line by line, with the LINE_RULES.
 
-    def chunk(idx: list[int], newline: bool) -> str:
-        first = lines[idx[0]][column.get(idx[0], 0):]
-        body = "\n".join([first] + [lines[k] for k in idx[1:]])
-        return body + ("\n" + suffix.get(idx[-1], "") if newline else "")
+    Shared state: an open paragraph (line indexes) and open list items. A paragraph ends before
+    a heading or block placeholder without taking the newline in between; a list item keeps its
+    newline (so it ends with a space) when another item follows.
+    """
 
-    def close_para() -> None:
-        if para:
-            body = chunk(para, False)
-            if body:
-                elements.append(_Element("p", body, starts[para[0]]))
-            para.clear()
+    def __init__(self, text: str, offset: int, doc: _Text):
+        self.doc = doc
+        self.lines = text.split("\n")
+        self.starts: list[int] = []  # prose offset of each line
+        pos = offset
+        for line in self.lines:
+            self.starts.append(doc.source_offset(pos))
+            pos += len(line) + 1
+        self.elements: list[_Element] = []
+        self.para: list[int] = []
+        self.items: list[dict] = []  # open list items: lines, kind, code, code_at
+        self.list_allowed = True  # at the start of a block or right after a heading
+        self.column: dict[int, int] = {}  # where the text starts on a line that opens a chunk
+        self.suffix: dict[int, str] = {}  # text kept after a line's newline (nested items)
 
-    def close_list() -> None:
-        if items:
-            built = []
-            for n, it in enumerate(items):
-                k = it["lines"][0]
-                built.append(_Item(chunk(it["lines"], n < len(items) - 1), starts[k] + column.get(k, 0),
-                                   it["kind"], it["code"], starts[k] + it["code_at"]))
-            elements.append(_Element("ul", items=tuple(built)))
-            items.clear()
+    def parse(self) -> list[_Element]:
+        for k, line in enumerate(self.lines):
+            if not any(rule(self, k, line) for rule in LINE_RULES):
+                self.add_text(k, line)
+        self.close()
+        return self.elements
 
-    def open_item(k: int, at: int, kind: str = "li", code: str = "", code_at: int = 0) -> None:
-        column[k] = at
-        items.append({"lines": [k], "kind": kind, "code": code, "code_at": code_at})
+    # -- helpers used by the rules --
 
-    for k, line in enumerate(lines):
-        special = _SENTINEL_RE.match(line)
-        if special:
-            close_para()
-            close_list()
-            ph = doc.specials[int(special.group(1))]
-            elements.append(_Element(ph.kind, placeholder=ph))
-            list_allowed = True
-            continue
-        h = _HEADING_RE.match(line)
-        if h:
-            close_para()
-            close_list()
-            elements.append(_Element(f"h{len(h.group(1))}", h.group(2), starts[k] + h.start(2)))
-            list_allowed = True
-            continue
-        param = _PARAM_RE.match(line)
-        if param:
-            close_para()
-            open_item(k, param.end(), code=param.group(1), code_at=param.start(1))
-            continue
-        ret = _RETURN_RE.match(line)
-        if ret:
-            close_para()
-            open_item(k, ret.end(), kind="returns")
-            continue
-        item = _ITEM_RE.match(line)
-        if item and (items or (list_allowed and not any(lines[j] for j in para))):
-            para.clear()  # only blank lines precede the list
-            if items and len(item.group(1)) > 3:
-                # a nested item becomes a sibling; its indentation (collapsed to one space, as
-                # runs of spaces are) stays behind in the previous item, after its newline
-                suffix[items[-1]["lines"][-1]] = " "
-            open_item(k, item.end())
-            continue
-        if items:
-            items[-1]["lines"].append(k)
-        else:
-            para.append(k)
+    def add_text(self, k: int, line: str) -> None:
+        (self.items[-1]["lines"] if self.items else self.para).append(k)
         if line:
-            list_allowed = False
-    close_para()
-    close_list()
-    return elements
+            self.list_allowed = False
+
+    def chunk(self, idx: list[int], newline: bool) -> str:
+        first = self.lines[idx[0]][self.column.get(idx[0], 0):]
+        body = "\n".join([first] + [self.lines[k] for k in idx[1:]])
+        return body + ("\n" + self.suffix.get(idx[-1], "") if newline else "")
+
+    def close_para(self) -> None:
+        if self.para:
+            body = self.chunk(self.para, False)
+            if body:
+                k = self.para[0]
+                self.elements.append(_Element("p", body, self.starts[k] + self.column.get(k, 0)))
+            self.para = []
+
+    def close_list(self) -> None:
+        if self.items:
+            built = []
+            for n, it in enumerate(self.items):
+                k = it["lines"][0]
+                built.append(_Item(self.chunk(it["lines"], n < len(self.items) - 1),
+                                   self.starts[k] + self.column.get(k, 0), it["kind"], it["code"],
+                                   self.starts[k] + it["code_at"]))
+            kind = "ol" if self.items[0]["ordered"] else "ul"
+            self.elements.append(_Element(kind, items=tuple(built)))
+            self.items = []
+
+    def close(self) -> None:
+        self.close_para()
+        self.close_list()
+
+    def open_item(self, k: int, at: int, kind: str = "li", code: str = "", code_at: int = 0,
+                  ordered: bool = False) -> None:
+        if self.items and self.items[0]["ordered"] != ordered:
+            self.close_list()  # `1.` after `*` (or the reverse) starts another list
+        self.column[k] = at
+        self.items.append({"lines": [k], "kind": kind, "code": code, "code_at": code_at,
+                           "ordered": ordered})
+
+
+LineRule = Callable[[_BlockParser, int, str], bool]
+LINE_RULES: list[LineRule] = []  # tried in order on each line; the first that returns True wins
+
+
+def line_rule(fn: LineRule) -> LineRule:
+    LINE_RULES.append(fn)
+    return fn
+
+
+@line_rule
+def _block_placeholder_line(p: _BlockParser, k: int, line: str) -> bool:
+    """A fenced code block or environment (already replaced by a sentinel)."""
+    m = _SENTINEL_RE.match(line)
+    if not m:
+        return False
+    p.close()
+    ph = p.doc.specials[int(m.group(1))]
+    p.elements.append(_Element(ph.kind, placeholder=ph))
+    p.list_allowed = True
+    if line[m.end():].strip():  # text after `\\end{..}` on the same line starts a paragraph
+        p.column[k] = m.end()
+        p.para.append(k)
+    return True
+
+
+@line_rule
+def _heading_line(p: _BlockParser, k: int, line: str) -> bool:
+    h = _HEADING_RE.match(line)
+    if not h:
+        return False
+    p.close()
+    p.elements.append(_Element(f"h{len(h.group(1))}", h.group(2), p.starts[k] + h.start(2)))
+    p.list_allowed = True
+    return True
+
+
+@line_rule
+def _param_line(p: _BlockParser, k: int, line: str) -> bool:
+    """`:param name: text` is a list item `<li>name-as-code  text</li>`, wherever it appears."""
+    m = _PARAM_RE.match(line)
+    if not m:
+        return False
+    p.close_para()
+    p.open_item(k, m.end(), code=m.group(1), code_at=m.start(1))
+    return True
+
+
+@line_rule
+def _return_line(p: _BlockParser, k: int, line: str) -> bool:
+    """`:return: text` is a list entry `<p><em>Returns</em>  text</p>` (inside the `<ul>`)."""
+    m = _RETURN_RE.match(line)
+    if not m:
+        return False
+    p.close_para()
+    p.open_item(k, m.end(), kind="returns")
+    return True
+
+
+@line_rule
+def _item_line(p: _BlockParser, k: int, line: str) -> bool:
+    """`* `, `- `, `+ ` items, and `1. ` items of an ordered list: at the start of a block,
+    after a heading, or after another item."""
+    m = _ITEM_RE.match(line)
+    ordered = False
+    if not m:
+        m, ordered = _ORDERED_RE.match(line), True
+    if not m or not (p.items or (p.list_allowed and not any(p.lines[j] for j in p.para))):
+        return False
+    p.para = []  # only blank lines precede the list
+    if p.items and len(m.group(1)) > 3:
+        # a nested item becomes a sibling; its indentation (collapsed to one space, as runs of
+        # spaces are) stays behind in the previous item, after its newline
+        p.suffix[p.items[-1]["lines"][-1]] = " "
+    p.open_item(k, m.end(), ordered=ordered)
+    return True
 
 
 def _elements(prose: str, lines: _Lines) -> list[_Element]:
     """Top-level elements of the prose in source order."""
     doc = _Text(prose, lines)
+    return _blocks(doc.text, 0, doc)
+
+
+def _blocks(text: str, offset: int, doc: _Text) -> list[_Element]:
     out: list[_Element] = []
     pos = 0
-    for block in doc.text.split("\n\n"):
-        if block:
-            out.extend(_text_elements(block, pos, doc))
-        pos += len(block) + 2
+    blocks = text.split("\n\n")
+    k = 0
+    while k < len(blocks):
+        block = blocks[k]
+        if _is_quote(block):
+            # consecutive quoted blocks form one blockquote (a `>` line alone joins them too)
+            first = k
+            while k + 1 < len(blocks) and _is_quote(blocks[k + 1]):
+                k += 1
+            out.append(_blockquote("\n\n".join(blocks[first:k + 1]), offset + pos, doc))
+            pos += sum(len(b) + 2 for b in blocks[first:k + 1])
+        else:
+            if block:
+                out.extend(_BlockParser(block, offset + pos, doc).parse())
+            pos += len(block) + 2
+        k += 1
     return out
+
+
+def _is_quote(block: str) -> bool:
+    lines = [line for line in block.split("\n") if line.strip()]
+    return bool(lines) and all(_QUOTE_RE.match(line) for line in lines)
+
+
+def _blockquote(block: str, offset: int, doc: _Text) -> _Element:
+    """`> ` lines: the text without the markers is parsed as blocks of its own. Offsets inside
+    are approximate (marker widths are not tracked), which only affects error line numbers."""
+    inner = "\n".join(_QUOTE_RE.sub("", line) for line in block.split("\n"))
+    return _Element("blockquote", offset=offset, children=tuple(_blocks(inner, offset, doc)))
 
 
 _A_OPEN_RE = re.compile(r"<a\b[^>]*>")
@@ -547,8 +643,11 @@ def _balance_anchors(body: str) -> str:
 def _render(element: _Element, inline: _Inline) -> str:
     if element.placeholder is not None:
         return inline.add_block(element.placeholder)
-    if element.kind == "ul":
-        return "<ul>" + "\n".join(_render_item(item, inline) for item in element.items) + "</ul>\n"
+    if element.kind in ("ul", "ol"):
+        items = "\n".join(_render_item(item, inline) for item in element.items)
+        return f"<{element.kind}>{items}</{element.kind}>\n"
+    if element.kind == "blockquote":
+        return "<blockquote>\n" + "".join(_render(e, inline) for e in element.children) + "</blockquote>\n"
     body = _balance_anchors(inline.convert(element.text, element.offset))
     if element.kind == "p":
         if body.strip() and not body.replace(_A_CLOSE, "").strip():

@@ -112,7 +112,8 @@ class _Builder:
     code: list[tuple[int, str]] = field(default_factory=list)
 
     def add_comment(self, text: str, line: int) -> None:
-        # after a docstring (no trailing newline) the comment still starts on its own line
+        # a comment line contributes its text plus a newline (so a paragraph of comments ends
+        # with a space in its key); it always starts on its own line, even after a docstring
         self.prose.append(text)
         self.prose_lines.append(line)
         self.prose_closed = True

@@ -30,3 +30,9 @@ def test_inline_and_block_code():
 def test_stylesheet_has_both_themes():
     css = stylesheet()
     assert ".highlight .k" in css and "prefers-color-scheme: dark" in css
+
+
+def test_characters_python_lacks_are_not_flagged_as_errors():
+    # Prose quotes shapes like `batch × seq`; the lexer's "error" token must not show as one.
+    assert 'class="err"' not in highlight_inline("batch × seq")
+    assert "×" in highlight_inline("batch × seq")

@@ -139,6 +139,16 @@ def test_nested_item_becomes_a_sibling_keeping_extra_indentation():
         "<ul><li>outer  </li>\n<li>inner </li>\n<li>last</li></ul>\n"
 
 
+def test_ordered_list_at_block_start():
+    assert key("1. first\n2. second\n\nText 1. stays text") == \
+        "<ol><li>first </li>\n<li>second</li></ol>\n<p>Text 1. stays text</p>\n"
+
+
+def test_blockquote_holds_its_own_blocks():
+    assert key("Asked:\n\n> Why $x$?\n>\n> Really.\n\nDone.") == (
+        f"<p>Asked:</p>\n<blockquote>\n<p>Why {P(0)}?</p>\n<p>Really.</p>\n</blockquote>\n<p>Done.</p>\n")
+
+
 def test_blocks_are_separated_by_blank_lines():
     assert key("one\ntwo\n\nthree") == "<p>one two</p>\n<p>three</p>\n"
 

@@ -110,6 +110,8 @@ class Result:
     # Validation loss at the end (computed on rank 0 only; `nan` on other ranks)
     final_val_loss: float
     wall_time: float
+    # Training throughput over all processes, not counting evaluation
+    tokens_per_s: float = 0.0
     sample: str = ""
 
 
@@ -425,7 +427,7 @@ def _train(cfg: TrainConfig, rt: Runtime, stop_at: Optional[int], started: float
     if rt.world_size > 1:
         dist.barrier()
     return Result(model, vocab, step, losses, val_losses, entropy, final_loss,
-                  time.perf_counter() - started, sample)
+                  time.perf_counter() - started, tokens / max(train_time, 1e-9), sample)
 
 
 def parse_args(argv: Optional[list[str]] = None) -> TrainConfig:
@@ -458,8 +460,8 @@ def main(argv: Optional[list[str]] = None) -> None:
         print(f"final validation loss: {result.final_val_loss:.3f} nats/char "
               f"({nats_to_bits(result.final_val_loss):.2f} bits), {gap:.3f} nats below the "
               f"unigram entropy")
-        print(f"steps: {result.step}, wall time: {result.wall_time:.1f} s, "
-              f"checkpoint: {cfg.checkpoint}")
+        print(f"steps: {result.step}, {result.tokens_per_s:,.0f} tokens/s, "
+              f"wall time: {result.wall_time:.1f} s, checkpoint: {cfg.checkpoint}")
         if result.sample:
             print(f"\n--- sample ---\n{result.sample}\n--------------")
 

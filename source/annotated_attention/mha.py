@@ -155,7 +155,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     # $$p_{ij} = \frac{\exp(s_{ij})}{\sum_{j'} \exp(s_{ij'})}$$
     #
     # We normalise over the **last** axis (`dim=-1`), the key axis. Each query then owns one
-    # probability distribution over the keys: the weights in a row are positive and sum to 1.
+    # probability distribution over the keys: the weights in a row are non-negative and sum to 1.
     # The output for that query is a weighted average of the values, which is why the weights
     # have to sum to 1 along the key axis and not along the query axis.
     weights = scores.softmax(dim=-1)

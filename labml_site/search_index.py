@@ -1,0 +1,185 @@
+"""The client-side search index of one language, built at build time.
+
+One entry per section with prose (and one per folder index page): the page title, the section's
+heading, its plain text and the names it defines. It is written as `search-index.js`, a script
+that assigns a global, because pages opened from file:// cannot fetch JSON but can load scripts.
+The browser side (`templates/static/search.js`) matches lower-cased substrings, which also works
+for Chinese (no spaces between words) and for Russian word stems.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from html.parser import HTMLParser
+
+from .localize import LocalPage
+
+GLOBAL_NAME = "labmlSearchIndex"
+SNIPPET_TEXT_LIMIT = 4000  # characters of text kept per section: enough to match and quote
+_HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+_SKIPPED_CLASSES = {"untranslated-marker", "section-link"}
+_BLOCKS = {"p", "li", "div", "pre", "table", "tr", "ul", "ol", "blockquote", "dt", "dd", "br", "section"} | _HEADINGS
+_SPACE_RE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Entry:
+    title: str  # the page title
+    url: str  # page URL relative to the language root
+    section: str  # section id ("" for the page itself)
+    heading: str  # the section's first heading, "" when it has none
+    text: str  # plain text of the prose
+    names: tuple[str, ...] = ()  # names the section's code defines
+
+
+class _Text(HTMLParser):
+    """Plain text and the first heading of some prose HTML.
+
+    Math keeps its TeX (from the MathML annotation) inline and becomes "…" in display; code
+    keeps its text; translator notes and the "not yet translated" marker are dropped.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.heading_parts: list[str] | None = None
+        self.heading = ""
+        self.skip_depth = 0  # inside something whose text we drop
+        self.stack: list[tuple[str, bool]] = []  # (tag, starts a skip)
+        self.math_display = False
+        self.in_annotation = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        classes = set((attributes.get("class") or "").split())
+        skip = bool(classes & _SKIPPED_CLASSES)
+        if tag == "math":
+            self.math_display = attributes.get("display") == "block"
+            if self.math_display:
+                self.parts.append(" … ")
+            skip = skip or self.math_display
+            if not skip:
+                # Inline math: only the TeX annotation's text is kept.
+                self.skip_depth += 1
+                self.stack.append((tag, True))
+                return
+        if tag == "annotation" and self.stack and not self.math_display:
+            self.in_annotation = True
+        if tag in _BLOCKS:
+            self.parts.append(" ")
+        if tag in _HEADINGS and not self.heading and self.heading_parts is None and not self.skip_depth:
+            self.heading_parts = []
+        if tag in ("br", "img", "hr", "input", "meta", "link", "wbr", "source", "col", "mspace"):
+            if tag == "img" and attributes.get("alt") and not self.skip_depth:
+                self.parts.append(f" {attributes['alt']} ")
+            return  # void elements have no end tag
+        self.stack.append((tag, skip))
+        if skip:
+            self.skip_depth += 1
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        # `<br/>`, `<mspace/>`: nothing opens, so nothing must be closed.
+        alt = dict(attrs).get("alt")
+        if tag == "img" and alt and not self.skip_depth:
+            self.parts.append(f" {alt} ")
+        elif tag in _BLOCKS:
+            self.parts.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if not any(open_tag == tag for open_tag, _ in self.stack):
+            return  # a stray end tag closes nothing
+        while self.stack:
+            open_tag, skip = self.stack.pop()
+            if skip:
+                self.skip_depth -= 1
+            if open_tag == "annotation":
+                self.in_annotation = False
+            if open_tag in _HEADINGS and self.heading_parts is not None:
+                self.heading = _squash("".join(self.heading_parts))
+                self.heading_parts = None
+            if open_tag == tag:
+                break
+        if tag in _BLOCKS:
+            self.parts.append(" ")
+
+    def handle_data(self, data: str) -> None:
+        if self.in_annotation:
+            self.parts.append(data)
+            if self.heading_parts is not None:
+                self.heading_parts.append(data)
+            return
+        if self.skip_depth:
+            return
+        self.parts.append(data)
+        if self.heading_parts is not None:
+            self.heading_parts.append(data)
+
+    def result(self) -> tuple[str, str]:
+        return self.heading, _squash("".join(self.parts))
+
+
+def _squash(text: str) -> str:
+    return _SPACE_RE.sub(" ", text).strip()
+
+
+def prose_text(prose_html: str) -> tuple[str, str]:
+    """(first heading, plain text) of a section's prose HTML."""
+    parser = _Text()
+    parser.feed(prose_html)
+    parser.close()
+    return parser.result()
+
+
+def entries(local: dict[str, LocalPage], urls: dict[str, str]) -> list[Entry]:
+    """Index entries of one language. `urls` maps a page's source rel to its URL (language-relative)."""
+    found: list[Entry] = []
+    for rel, page in local.items():
+        url = urls.get(rel)
+        if url is None or not page.sections:
+            continue
+        names_by_section: dict[str, list[str]] = {}
+        for name, section_id in page.data.definitions:
+            names_by_section.setdefault(section_id, []).append(name)
+        found.append(Entry(page.title, url, "", "", page.summary))
+        for section in page.sections:
+            if not section.has_prose and section.id not in names_by_section:
+                continue
+            heading, text = prose_text(section.prose_html)
+            if heading == page.title:
+                heading = ""  # the page's own H1: the title already says it
+            found.append(
+                Entry(page.title, url, section.id, heading, text[:SNIPPET_TEXT_LIMIT], tuple(names_by_section.get(section.id, ())))
+            )
+    return found
+
+
+def folder_entries(folders: list[tuple[str, str, str]]) -> list[Entry]:
+    """Entries for generated folder listings: (title, summary, url)."""
+    return [Entry(title, url, "", "", summary) for title, summary, url in folders]
+
+
+def index_js(lang: str, items: list[Entry]) -> str:
+    """The script that defines the index. Compact arrays keep it small: [title, url, section,
+    heading, text, names]; titles are stored once and referenced by number."""
+    titles: list[str] = []
+    title_ids: dict[str, int] = {}
+    rows = []
+    for e in items:
+        if e.title not in title_ids:
+            title_ids[e.title] = len(titles)
+            titles.append(e.title)
+        rows.append([title_ids[e.title], e.url, e.section, e.heading, e.text, list(e.names)])
+    data = {"lang": lang, "titles": titles, "entries": rows}
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    # "</" inside a string would not end a script loaded by src, but keep the file inert anyway.
+    body = body.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return f"window.{GLOBAL_NAME}={body};\n"
+
+
+def parse_index_js(text: str) -> dict:
+    """The data inside a `search-index.js` (for tests and tools)."""
+    prefix = f"window.{GLOBAL_NAME}="
+    if not text.startswith(prefix):
+        raise ValueError(f"not a search index: expected it to start with {prefix!r}")
+    return json.loads(text[len(prefix):].rstrip().rstrip(";"))

@@ -1,0 +1,580 @@
+"""The reader's experience, checked in a real browser (Debian's Chromium through Playwright).
+
+The project's own site is built once (`built_site`) and served on a loopback port by a thread
+in this process; one browser serves every test. Screenshots for people to look at go to
+`artifacts/screenshots/` (git-ignored).
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import posixpath
+import re
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urljoin, urlparse
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.browser
+
+LANGS = ("en", "zh", "ru")
+PREFIX = {"en": "", "zh": "zh/", "ru": "ru/"}
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+UTILITY_PAGES = {"404.html", "search.html", "translation-status.html"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixtures: a quiet loopback server, pages listed from the built tree
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the site; a missing file gets the site's 404 page, as a real host would."""
+
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+    def send_error(self, code, message=None, explain=None):
+        not_found = Path(self.directory) / "404.html"
+        if code == 404 and not_found.is_file():
+            body = not_found.read_bytes()
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+            return
+        super().send_error(code, message, explain)
+
+
+@pytest.fixture(scope="module")
+def base_url(built_site):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(built_site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+    server.server_close()
+
+
+def html_pages(site: Path, lang: str) -> list[str]:
+    """Every HTML page of one language, as site-relative URLs."""
+    root = site / PREFIX[lang] if PREFIX[lang] else site
+    found = []
+    for path in sorted(root.rglob("*.html")):
+        rel = path.relative_to(site).as_posix()
+        if lang == "en" and rel.split("/")[0] in ("zh", "ru"):
+            continue
+        found.append(rel)
+    return found
+
+
+def content_pages(site: Path, lang: str) -> list[str]:
+    """Pages with annotated sections (prose beside code)."""
+    pages = []
+    for rel in html_pages(site, lang):
+        if posixpath.basename(rel) in UTILITY_PAGES:
+            continue
+        if 'class="section' in (site / rel).read_text(encoding="utf-8"):
+            pages.append(rel)
+    return pages
+
+
+class Recorder:
+    """Collects console errors, page errors and every request a page makes."""
+
+    def __init__(self, page):
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        page.on("console", lambda m: self.errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(f"{page.url}: {e}"))
+        page.on("request", lambda r: self.requests.append(r.url))
+
+    def outside(self, base: str) -> list[str]:
+        return [u for u in self.requests if not (u.startswith(base) or u.startswith(("data:", "blob:", "about:")))]
+
+
+def new_page(browser, viewport=DESKTOP, scheme="light", **kwargs):
+    context = browser.new_context(viewport=viewport, color_scheme=scheme, **kwargs)
+    page = context.new_page()
+    return context, page, Recorder(page)
+
+
+# ---------------------------------------------------------------------------------------------
+# Layout: side by side on a desktop, stacked on a phone; math laid out; code highlighted
+
+LAYOUT_JS = """() => {
+  const box = e => { const r = e.getBoundingClientRect(); return {top: r.top + scrollY, left: r.left, right: r.right, bottom: r.bottom + scrollY, width: r.width, height: r.height}; };
+  const sections = [...document.querySelectorAll('.section')].filter(s => s.querySelector(':scope > .code') && s.querySelector(':scope > .docs').textContent.trim());
+  return {
+    sections: sections.map(s => ({id: s.id, docs: box(s.querySelector(':scope > .docs')), code: box(s.querySelector(':scope > .code')),
+      firstText: (() => { const d = s.querySelector(':scope > .docs'); const first = [...d.children].find(c => !c.classList.contains('section-link')); return first ? box(first) : null; })(),
+      firstLine: box(s.querySelector(':scope > .code .line'))})),
+    math: [...document.querySelectorAll('math')].map(m => { const r = m.getBoundingClientRect(); return [r.width, r.height]; }),
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: innerWidth,
+  };
+}"""
+
+COLOURS_JS = """() => {
+  const code = document.querySelector('.section .code code');
+  const keyword = document.querySelector('.section .code .k, .section .code .kn');
+  if (!code || !keyword) return null;
+  return {plain: getComputedStyle(code).color, keyword: getComputedStyle(keyword).color};
+}"""
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_desktop_prose_beside_code_math_laid_out_code_highlighted(built_site, browser, base_url, lang):
+    context, page, rec = new_page(browser, DESKTOP)
+    problems: list[str] = []
+    pages = content_pages(built_site, lang)
+    assert pages, f"no content pages for {lang}"
+    for rel in pages:
+        page.goto(base_url + rel)
+        layout = page.evaluate(LAYOUT_JS)
+        if not layout["sections"]:
+            problems.append(f"{rel}: no section with prose and code")
+        for s in layout["sections"]:
+            docs, code = s["docs"], s["code"]
+            if not docs["right"] <= code["left"] + 1:
+                problems.append(f"{rel}#{s['id']}: prose ({docs['left']:.0f}–{docs['right']:.0f}) is not left of code ({code['left']:.0f})")
+            if abs(docs["top"] - code["top"]) > 3:
+                problems.append(f"{rel}#{s['id']}: prose starts at {docs['top']:.0f}, code at {code['top']:.0f}")
+            if s["firstText"] and abs(s["firstText"]["top"] - s["firstLine"]["top"]) > 24:
+                problems.append(f"{rel}#{s['id']}: first prose line at {s['firstText']['top']:.0f}, first code line at {s['firstLine']['top']:.0f}")
+        bad_math = [size for size in layout["math"] if not (size[0] > 0 and size[1] > 0)]
+        if bad_math:
+            problems.append(f"{rel}: {len(bad_math)} of {len(layout['math'])} <math> elements have no size")
+        if layout["scrollWidth"] > layout["innerWidth"]:
+            problems.append(f"{rel}: scrolls sideways at 1280 px ({layout['scrollWidth']} > {layout['innerWidth']})")
+        colours = page.evaluate(COLOURS_JS)
+        if colours and colours["plain"] == colours["keyword"]:
+            problems.append(f"{rel}: keywords are not highlighted ({colours})")
+    assert not problems, "\n".join(problems)
+    assert not rec.errors, rec.errors
+    assert not rec.outside(base_url), rec.outside(base_url)
+    context.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_phone_stacks_sections_and_never_scrolls_sideways(built_site, browser, base_url, lang):
+    context, page, rec = new_page(browser, PHONE, has_touch=True, is_mobile=True)
+    problems: list[str] = []
+    for rel in html_pages(built_site, lang):
+        page.goto(base_url + rel)
+        layout = page.evaluate(LAYOUT_JS)
+        if layout["scrollWidth"] > layout["innerWidth"]:
+            problems.append(f"{rel}: scrolls sideways ({layout['scrollWidth']} > {layout['innerWidth']})")
+        for s in layout["sections"]:
+            if s["code"]["top"] < s["docs"]["bottom"] - 1:
+                problems.append(f"{rel}#{s['id']}: code is beside the prose, not below it")
+            if s["code"]["width"] < PHONE["width"] * 0.9:
+                problems.append(f"{rel}#{s['id']}: code is {s['code']['width']:.0f} px wide on a {PHONE['width']} px screen")
+    assert not problems, "\n".join(problems)
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_code_keywords_have_their_own_colour_in_both_themes(browser, base_url, scheme):
+    context, page, _ = new_page(browser, DESKTOP, scheme)
+    page.goto(base_url + "annotated_attention/mha.html")
+    colours = page.evaluate(COLOURS_JS)
+    assert colours and colours["plain"] != colours["keyword"], colours
+    context.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Navigation: anchors, language switcher, crawl
+
+
+def test_section_anchors_scroll_their_section_into_view(built_site, browser, base_url):
+    context, page, rec = new_page(browser, DESKTOP)
+    rel = "annotated_attention/mha.html"
+    ids = page.goto(base_url + rel) and page.eval_on_selector_all(".section", "els => els.map(e => e.id)")
+    assert len(ids) > 3
+    for section_id in (ids[len(ids) // 2], ids[-2], ids[-1]):
+        page.goto(f"{base_url}{rel}#{section_id}")
+        top, bottom, height = page.evaluate(
+            "id => { const r = document.getElementById(id).getBoundingClientRect(); return [r.top, r.bottom, innerHeight]; }", section_id
+        )
+        assert bottom > 0 and top < height, f"#{section_id} is not in the viewport ({top:.0f}..{bottom:.0f}, height {height})"
+        assert page.evaluate("location.hash") == f"#{section_id}"
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_language_switcher_lands_on_the_same_page_and_section(built_site, browser, base_url, lang):
+    context, page, rec = new_page(browser, DESKTOP)
+    rel = "annotated_attention/mha.html"
+    section = "MultiHeadAttention"
+    for other in LANGS:
+        if other == lang:
+            continue
+        page.goto(f"{base_url}{PREFIX[lang]}{rel}#{section}")
+        assert page.evaluate("document.documentElement.lang") == lang
+        with page.expect_navigation():
+            page.click(f".languages a[hreflang={other}]")
+        assert page.url == f"{base_url}{PREFIX[other]}{rel}#{section}"
+        assert page.evaluate("document.documentElement.lang") == other
+        current = page.text_content(".languages [aria-current]")
+        assert page.get_attribute(".languages [aria-current]", "lang") == other, current
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+def _links(soup: BeautifulSoup) -> list[str]:
+    """Every URL a page refers to: links, alternates, assets, forms."""
+    found = [a.get("href") for a in soup.find_all("a")]
+    found += [l.get("href") for l in soup.find_all("link")]
+    found += [s.get("src") for s in soup.find_all(["script", "img", "source"])]
+    found += [f.get("action") for f in soup.find_all("form")]
+    return [u for u in found if u]
+
+
+def test_crawl_from_each_home_page_reaches_everything_without_broken_links(built_site):
+    """Follow every internal URL from the three home pages: each target exists, each #fragment
+    names an element of its target, and every built page is reached."""
+    ids_cache: dict[Path, set[str]] = {}
+
+    def ids_of(path: Path) -> set[str]:
+        if path not in ids_cache:
+            soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+            ids_cache[path] = {t["id"] for t in soup.find_all(id=True)}
+        return ids_cache[path]
+
+    seen: set[str] = set()
+    queue = [PREFIX[lang] + "index.html" for lang in LANGS]
+    broken: list[str] = []
+    while queue:
+        rel = queue.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        path = built_site / rel
+        if not rel.endswith(".html"):
+            continue
+        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+        for url in _links(soup):
+            parsed = urlparse(url)
+            if parsed.scheme in ("http", "https", "mailto") or url.startswith("//"):
+                continue  # outside links are navigation only; no request leaves the site by itself
+            target_url, fragment = urldefrag(urljoin("/" + rel, url))
+            target = unquote(urlparse(target_url).path).lstrip("/")
+            target_path = built_site / target
+            if target_path.is_dir():
+                target, target_path = posixpath.join(target, "index.html"), target_path / "index.html"
+            if not target_path.is_file():
+                broken.append(f"{rel}: {url} → {target} does not exist")
+                continue
+            if fragment and target.endswith(".html") and unquote(fragment) not in ids_of(target_path):
+                broken.append(f"{rel}: {url} → no element with id {fragment!r} in {target}")
+            queue.append(target)
+    assert not broken, "\n".join(broken[:50])
+    built = {p.relative_to(built_site).as_posix() for p in built_site.rglob("*.html")}
+    # A server shows 404.html for missing addresses; nothing links to it on purpose.
+    unreachable = sorted(p for p in built - seen if posixpath.basename(p) != "404.html")
+    assert not unreachable, unreachable
+    for extra in ("annotated_attention/mha.py", "annotated_attention/mha.ipynb"):
+        assert extra in seen, f"{extra} is not linked from any page"
+
+
+# ---------------------------------------------------------------------------------------------
+# Linked code
+
+
+def test_defined_names_link_to_their_definition_and_clicks_mark_uses(browser, base_url):
+    context, page, rec = new_page(browser, DESKTOP)
+    page.goto(base_url + "annotated_attention/transformer.html")
+    link = page.locator(".code a.def-link", has_text=re.compile(r"^MultiHeadAttention$")).first
+    assert link.count() == 1, "MultiHeadAttention is not linked on the transformer page"
+    with page.expect_navigation():
+        link.click()
+    assert page.url == base_url + "annotated_attention/mha.html#MultiHeadAttention"
+    top = page.evaluate("document.getElementById('MultiHeadAttention').getBoundingClientRect().top")
+    assert 0 <= top < DESKTOP["height"] / 2, top
+
+    # Clicking a plain name marks every use of that name on the page, and only those.
+    name = page.evaluate("""() => {
+      const counts = {};
+      document.querySelectorAll('.code .n').forEach(e => counts[e.textContent] = (counts[e.textContent] || 0) + 1);
+      return Object.keys(counts).find(k => counts[k] >= 3 && k.length > 2);
+    }""")
+    assert name
+    page.locator(".code .n", has_text=re.compile(f"^{re.escape(name)}$")).first.click()
+    marked = page.eval_on_selector_all(".use-highlight", "els => els.map(e => e.textContent)")
+    total = page.evaluate("n => [...document.querySelectorAll('.code .n')].filter(e => e.textContent === n).length", name)
+    assert len(marked) >= total >= 3 and set(marked) == {name}, (name, marked, total)
+    page.keyboard.press("Escape")
+    assert page.locator(".use-highlight").count() == 0
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Search
+
+
+def _cjk_sample(built_site: Path) -> str | None:
+    """Two Chinese characters that occur in the Chinese index, or None when nothing is translated."""
+    from labml_site.search_index import parse_index_js
+
+    data = parse_index_js((built_site / "zh/search-index.js").read_text(encoding="utf-8"))
+    for row in data["entries"]:
+        m = re.search(r"[\u4e00-\u9fff]{4}", row[4])
+        if m:
+            return m.group(0)[1:3]  # from inside a word run, so it is not a word boundary trick
+    return None
+
+
+def test_search_box_is_keyboard_driven(browser, base_url):
+    context, page, rec = new_page(browser, DESKTOP)
+    page.goto(base_url + "annotated_attention/feed_forward.html")
+    page.keyboard.press("Tab")  # skip link
+    page.focus("#search-input")
+    page.keyboard.type("softmax")
+    page.wait_for_selector("#search-results:not([hidden]) [role=option]")
+    options = page.locator("#search-results [role=option]")
+    assert options.count() >= 1
+    assert page.get_attribute("#search-input", "aria-expanded") == "true"
+    page.keyboard.press("ArrowDown")
+    first = options.nth(0)
+    assert first.get_attribute("aria-selected") == "true"
+    assert page.get_attribute("#search-input", "aria-activedescendant") == first.get_attribute("id")
+    if options.count() > 1:
+        page.keyboard.press("ArrowDown")
+        page.keyboard.press("ArrowUp")
+        assert first.get_attribute("aria-selected") == "true"
+    target = first.get_attribute("href")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert page.url == urljoin(base_url + "annotated_attention/feed_forward.html", target)
+    assert "softmax" in page.content().lower()
+
+    page.focus("#search-input")
+    page.keyboard.type("attention")
+    page.wait_for_selector("#search-results:not([hidden])")
+    page.keyboard.press("Escape")
+    assert page.locator("#search-results").is_hidden()
+    assert page.get_attribute("#search-input", "aria-expanded") == "false"
+    page.keyboard.press("Escape")
+    assert page.input_value("#search-input") == ""
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+def test_search_finds_chinese_text_by_substring(built_site, browser, base_url):
+    sample = _cjk_sample(built_site)
+    if sample is None:
+        pytest.skip("the Chinese index has no Chinese text yet (no zh translations)")
+    context, page, rec = new_page(browser, DESKTOP)
+    page.goto(base_url + "zh/index.html")
+    page.fill("#search-input", sample)
+    page.wait_for_selector("#search-results [role=option]")
+    marks = page.eval_on_selector_all("#search-results mark", "els => els.map(e => e.textContent)")
+    assert sample in marks, (sample, marks)
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_search_page_lists_results_for_the_query(browser, base_url, lang):
+    context, page, rec = new_page(browser, DESKTOP)
+    page.goto(f"{base_url}{PREFIX[lang]}search.html?q=MultiHeadAttention")
+    page.wait_for_selector("#search-page-results li a")
+    hrefs = page.eval_on_selector_all("#search-page-results li a", "els => els.map(e => e.href)")
+    assert any(h.startswith(f"{base_url}{PREFIX[lang]}annotated_attention/mha.html") for h in hrefs), hrefs
+    assert page.input_value("#search-page-input") == "MultiHeadAttention"
+    page.fill("#search-page-input", "zzzz-nothing-matches")
+    page.wait_for_function("document.querySelectorAll('#search-page-results li').length === 0")
+    assert page.text_content("#search-page-status").strip()
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+def test_search_page_without_javascript_says_so(browser, base_url):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(base_url + "ru/search.html?q=x")
+    message = page.locator(".search-noscript")
+    assert message.is_visible()
+    assert "JavaScript" in message.text_content()
+    assert page.evaluate("1") if False else True
+    context.close()
+
+
+def test_site_works_from_file_urls_with_search(built_site, browser):
+    """Opened from disk: the page, its math font and the search index load, nothing else."""
+    context, page, rec = new_page(browser, DESKTOP)
+    page.goto((built_site / "ru/annotated_attention/mha.html").as_uri())
+    page.fill("#search-input", "softmax")
+    page.wait_for_selector("#search-results [role=option]")
+    assert page.evaluate("typeof window.labmlSearchIndex") == "object"
+    assert page.evaluate("window.labmlSearchIndex.lang") == "ru"
+    outside = [u for u in rec.requests if not u.startswith("file://")]
+    assert not outside, outside
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Run it yourself: copy button, source and notebook links
+
+
+def test_copy_button_is_reachable_by_keyboard_and_copies_the_code(built_site, browser, base_url):
+    context, page, rec = new_page(browser, DESKTOP)
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url.rstrip("/"))
+    page.goto(base_url + "annotated_attention/mha.html")
+    for _ in range(80):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.classList.contains('copy-button')"):
+            break
+    else:
+        pytest.fail("Tab never reached a copy button")
+    assert page.evaluate("getComputedStyle(document.activeElement).opacity") == "1"
+    lines = page.evaluate("document.activeElement.closest('.code').dataset.lines")
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.activeElement.textContent !== document.documentElement.dataset.copy")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    start, end = (int(n) for n in lines.split("-"))
+    source = (built_site / "annotated_attention/mha.py").read_text(encoding="utf-8").split("\n")
+    assert copied == "\n".join(source[start - 1 : end])
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+def test_page_links_to_its_source_and_notebook(built_site, browser, base_url):
+    context, page, _ = new_page(browser, DESKTOP)
+    page.goto(base_url + "zh/annotated_attention/mha.html")
+    for suffix in (".py", ".ipynb"):
+        href = page.get_attribute(f".page-tools a[href$='{suffix}']", "href")
+        assert href, f"no {suffix} link"
+        response = page.request.get(urljoin(page.url, href))
+        assert response.ok, href
+    context.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Accessibility: skip link, axe-core (WCAG AA contrast and the rest), print, 404, metadata
+
+
+def test_skip_link_is_first_and_moves_focus_to_the_content(browser, base_url):
+    context, page, _ = new_page(browser, DESKTOP)
+    page.goto(base_url + "annotated_attention/mha.html")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.className") == "skip-link"
+    top = page.evaluate("document.activeElement.getBoundingClientRect().top")
+    assert top >= 0, "the focused skip link is off screen"
+    page.keyboard.press("Enter")
+    assert page.evaluate("location.hash") == "#main"
+    assert page.evaluate("document.activeElement.id") == "main"
+    context.close()
+
+
+def _axe_pages(lang: str) -> list[str]:
+    p = PREFIX[lang]
+    return [
+        f"{p}annotated_attention/mha.html",  # a tutorial page
+        f"{p}annotated_attention/index.html",  # a folder listing
+        f"{p}index.html",  # the home page
+        f"{p}translation-status.html",
+        f"{p}search.html?q=attention",
+        f"{p}does-not-exist.html",  # the 404 page, as a server shows it
+    ]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("lang", LANGS)
+def test_axe_finds_no_serious_or_critical_violations(browser, base_url, lang, scheme):
+    if not AXE.is_file():
+        pytest.fail(f"{AXE} is missing: run `npm ci` at the repository root")
+    context, page, _ = new_page(browser, DESKTOP, scheme)
+    failures: list[str] = []
+    for rel in _axe_pages(lang):
+        page.goto(base_url + rel)
+        if "search.html" in rel:
+            page.wait_for_selector("#search-page-results li")
+        page.add_script_tag(path=str(AXE))
+        result = page.evaluate("""() => axe.run(document, {
+            runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']},
+            resultTypes: ['violations'],
+        })""")
+        for v in result["violations"]:
+            if v["impact"] in ("serious", "critical"):
+                targets = [" ".join(map(str, n["target"])) for n in v["nodes"][:5]]
+                failures.append(f"{rel} [{scheme}] {v['id']} ({v['impact']}, {len(v['nodes'])} nodes): {v['help']} {targets}")
+    assert not failures, "\n".join(failures)
+    context.close()
+
+
+def test_print_stylesheet_hides_chrome_and_stacks_code_under_prose(browser, base_url):
+    context, page, _ = new_page(browser, DESKTOP)
+    page.goto(base_url + "annotated_attention/mha.html")
+    page.emulate_media(media="print")
+    for selector in (".site-header", ".page-tools", ".site-footer", ".copy-button"):
+        assert page.locator(selector).first.is_hidden(), f"{selector} is printed"
+    layout = page.evaluate(LAYOUT_JS)
+    assert layout["sections"]
+    for s in layout["sections"]:
+        assert s["code"]["top"] >= s["docs"]["bottom"] - 1, f"#{s['id']}: code beside prose in print"
+    wraps = page.evaluate("getComputedStyle(document.querySelector('pre.code')).whiteSpace")
+    assert wraps == "pre-wrap", "long code lines would be cut off on paper"
+    context.close()
+
+
+def test_404_page_is_styled_at_any_depth_and_leads_home(browser, base_url):
+    context, page, _ = new_page(browser, DESKTOP)
+    response = page.goto(base_url + "annotated_attention/deep/missing/page.html")
+    assert response.status == 404
+    assert page.evaluate("getComputedStyle(document.querySelector('.site-header')).display") == "flex", "stylesheet not applied"
+    assert page.locator("meta[name=robots][content=noindex]").count() == 1
+    with page.expect_navigation():
+        page.click("main a[href$='index.html']")
+    assert page.url == base_url + "index.html"
+    context.close()
+
+
+def test_metadata_favicon_and_open_graph(built_site, browser, base_url):
+    context, page, rec = new_page(browser, DESKTOP)
+    page.goto(base_url + "ru/annotated_attention/mha.html")
+    meta = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('meta[property^="og:"]')].map(m => [m.getAttribute('property'), m.content]))""")
+    title = page.text_content("main h1").strip()
+    assert meta["og:title"] == title and meta["og:locale"] == "ru" and meta.get("og:description")
+    icon = page.get_attribute("link[rel=icon]", "href")
+    assert page.request.get(urljoin(page.url, icon)).ok
+    alternates = page.eval_on_selector_all("link[rel=alternate]", "els => els.map(e => e.hreflang)")
+    assert set(alternates) >= set(LANGS)
+    context.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Screenshots for people
+
+
+def test_screenshots_for_review(browser, base_url):
+    """Desktop and phone, light and dark, each language: written for people to look at."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    written = []
+    shots = [(lang, f"{PREFIX[lang]}annotated_attention/mha.html", "mha") for lang in LANGS]
+    shots += [("en", "index.html", "home"), ("zh", "zh/search.html?q=attention", "search"), ("ru", "ru/annotated_attention/transformer.html#TransformerLayer", "transformer")]
+    for size_name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        for scheme in ("light", "dark"):
+            context, page, _ = new_page(browser, viewport, scheme)
+            for lang, rel, name in shots:
+                page.goto(base_url + rel)
+                if "search.html" in rel:
+                    page.wait_for_selector("#search-page-results li")
+                path = SCREENSHOTS / f"{name}-{lang}-{size_name}-{scheme}.png"
+                page.screenshot(path=str(path))
+                written.append(path)
+            context.close()
+    assert all(p.stat().st_size > 5000 for p in written)
