@@ -16,6 +16,18 @@ from .prose import fill
 from .translations import Catalog
 
 _TAG_RE = re.compile(r"<[^>]+>")
+# The key format puts a docstring's `:return:` paragraph inside the `:param` list
+# (`<ul><li>…</li>\n<p><em>Returns</em> …</p></ul>`). Keys must keep that shape to match existing
+# translation files, but a page must not: `<ul>` may only hold `<li>`, for screen readers too.
+_PARAGRAPH_IN_LIST = re.compile(r"(<p>(?:(?!</?(?:ul|p)>).)*</p>)</ul>", re.S)
+_EMPTY_LIST = re.compile(r"<ul>\s*</ul>")
+
+
+def valid_lists(fragment: str) -> str:
+    """Move paragraphs that the key format nests in a list to just after it."""
+    if "</p></ul>" not in fragment:
+        return fragment
+    return _EMPTY_LIST.sub("", _PARAGRAPH_IN_LIST.sub(r"</ul>\1", fragment))
 
 
 @dataclass(frozen=True)
@@ -71,7 +83,7 @@ def localize(page: PageData, lang: str, catalog: Catalog | None, marker: str) ->
     findings: list[Finding] = []
     if catalog is None:
         sections = [
-            LocalSection(s.id, "".join(b.english for b in s.blocks), s.code_html, s.code_start, s.code_end, True, s.has_prose)
+            LocalSection(s.id, valid_lists("".join(b.english for b in s.blocks)), s.code_html, s.code_start, s.code_end, True, s.has_prose)
             for s in page.sections
         ]
         return LocalPage(page, lang, page.title, page.summary, sections, {}, [])
@@ -96,5 +108,5 @@ def localize(page: PageData, lang: str, catalog: Catalog | None, marker: str) ->
             else:
                 all_translated = False
                 parts.append(_untranslated(block, marker, found.status))
-        sections.append(LocalSection(s.id, "".join(parts), s.code_html, s.code_start, s.code_end, all_translated, s.has_prose))
+        sections.append(LocalSection(s.id, valid_lists("".join(parts)), s.code_html, s.code_start, s.code_end, all_translated, s.has_prose))
     return LocalPage(page, lang, text(page.title), text(page.summary), sections, counts, findings)

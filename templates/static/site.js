@@ -19,7 +19,7 @@
     selection.addRange(range);
   }
 
-  document.querySelectorAll(".section .code").forEach(function (block) {
+  document.querySelectorAll(".section > .code").forEach(function (block) {
     var button = document.createElement("button");
     button.type = "button";
     button.className = "copy-button";
