@@ -24,6 +24,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--site-url", default="", help="public URL of the site, for absolute hreflang links and the sitemap")
     parser.add_argument("--edit-url", default="", help="URL prefix for 'help translate' links to translation files")
     parser.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core for large trees)")
+    parser.add_argument("--no-cache", dest="cache", action="store_false", help="rebuild everything, ignoring and not updating the build cache")
     parser.add_argument("--format", choices=("text", "json", "github"), default="text", help="how to print findings")
     parser.add_argument("--quiet", "-q", action="store_true", help="print errors only")
 
@@ -67,6 +68,7 @@ def _config(args: argparse.Namespace):
         site_url=args.site_url,
         edit_url=args.edit_url,
         jobs=args.jobs,
+        cache=args.cache,
     )
 
 
@@ -106,6 +108,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .serve import make_server, watch_and_rebuild
 
     config = _config(args)
+    config.live_reload = True  # keeps the build cache in memory between rebuilds
 
     def rebuild() -> None:
         try:
@@ -114,7 +117,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"build failed, still serving the previous site: {e}", file=sys.stderr)
             return
         print_findings(result.report.findings, args.format, quiet=True)
-        print(f"rebuilt in {result.seconds:.2f} s", file=sys.stderr)
+        s = result.stats
+        print(f"rebuilt in {result.seconds:.2f} s ({s.analysed} files analysed, {s.rendered} pages rendered)", file=sys.stderr)
 
     rebuild()
     server, state = make_server(config.out, args.port)

@@ -146,6 +146,8 @@ def entries(local: dict[str, LocalPage], urls: dict[str, str]) -> list[Entry]:
             if not section.has_prose and section.id not in names_by_section:
                 continue
             heading, text = prose_text(section.prose_html)
+            if heading and text.startswith(heading):
+                text = text[len(heading):].lstrip()  # shown as the result's title, not twice
             if heading == page.title:
                 heading = ""  # the page's own H1: the title already says it
             found.append(

@@ -351,3 +351,26 @@ def test_causal_model_cannot_see_the_future(fused):
         # Everything up to t is unchanged; position t + 1 does see its new input.
         torch.testing.assert_close(new[:, : t + 1], logits[:, : t + 1], rtol=0, atol=1e-6)
         assert not torch.allclose(new[:, t + 1], logits[:, t + 1], atol=1e-4)
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_model_runs_under_bfloat16_autocast(fused):
+    """The mixed-precision path used on GPUs, exercised with CPU autocast."""
+    torch.manual_seed(0)
+    model = DecoderOnlyTransformer(ModelConfig(vocab_size=11, d_model=16, heads=4, layers=2,
+                                               d_ff=32, max_len=12, dropout=0.0, fused=fused)).eval()
+    tokens = torch.randint(0, 11, (2, 10))
+    reference = model(tokens)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        logits = model(tokens)
+    assert logits.dtype == torch.bfloat16
+    torch.testing.assert_close(logits.float(), reference, rtol=0.05, atol=0.1)
+
+
+def test_importing_the_package_is_cheap():
+    """The index page imports nothing, so `import annotated_attention` does not load PyTorch."""
+    import subprocess
+    import sys
+    code = "import sys, annotated_attention; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

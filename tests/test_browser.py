@@ -11,13 +11,13 @@ import http.server
 import posixpath
 import re
 import threading
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urldefrag, urljoin, urlparse
 
 import pytest
-from bs4 import BeautifulSoup
 
-from conftest import ROOT
+from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, chromium_available
 
 pytestmark = pytest.mark.browser
 
@@ -52,6 +52,25 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
                 self.wfile.write(body)
             return
         super().send_error(code, message, explain)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One browser for this module, closed when it ends (this overrides the session fixture):
+    other modules (test_math.py) start Playwright's sync API themselves, which fails while
+    another sync Playwright is still running."""
+    import os
+
+    if not chromium_available():
+        if os.environ.get("CI"):
+            pytest.fail("CI must have /usr/bin/chromium: .ci/run installs it")
+        pytest.skip("no /usr/bin/chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
 
 
 @pytest.fixture(scope="module")
@@ -232,25 +251,39 @@ def test_language_switcher_lands_on_the_same_page_and_section(built_site, browse
     context.close()
 
 
-def _links(soup: BeautifulSoup) -> list[str]:
-    """Every URL a page refers to: links, alternates, assets, forms."""
-    found = [a.get("href") for a in soup.find_all("a")]
-    found += [l.get("href") for l in soup.find_all("link")]
-    found += [s.get("src") for s in soup.find_all(["script", "img", "source"])]
-    found += [f.get("action") for f in soup.find_all("form")]
-    return [u for u in found if u]
+class _Refs(HTMLParser):
+    """Every URL a page refers to (links, alternates, assets, form actions) and its element ids."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(a["id"])
+        for name in ("href", "src", "action"):
+            if a.get(name) and tag in ("a", "link", "script", "img", "source", "form"):
+                self.urls.append(a[name])
+
+
+def _refs(path: Path) -> _Refs:
+    parser = _Refs()
+    parser.feed(path.read_text(encoding="utf-8"))
+    parser.close()
+    return parser
 
 
 def test_crawl_from_each_home_page_reaches_everything_without_broken_links(built_site):
     """Follow every internal URL from the three home pages: each target exists, each #fragment
     names an element of its target, and every built page is reached."""
-    ids_cache: dict[Path, set[str]] = {}
+    parsed_pages: dict[Path, _Refs] = {}
 
-    def ids_of(path: Path) -> set[str]:
-        if path not in ids_cache:
-            soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
-            ids_cache[path] = {t["id"] for t in soup.find_all(id=True)}
-        return ids_cache[path]
+    def refs(path: Path) -> _Refs:
+        if path not in parsed_pages:
+            parsed_pages[path] = _refs(path)
+        return parsed_pages[path]
 
     seen: set[str] = set()
     queue = [PREFIX[lang] + "index.html" for lang in LANGS]
@@ -263,8 +296,7 @@ def test_crawl_from_each_home_page_reaches_everything_without_broken_links(built
         path = built_site / rel
         if not rel.endswith(".html"):
             continue
-        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
-        for url in _links(soup):
+        for url in refs(path).urls:
             parsed = urlparse(url)
             if parsed.scheme in ("http", "https", "mailto") or url.startswith("//"):
                 continue  # outside links are navigation only; no request leaves the site by itself
@@ -276,7 +308,7 @@ def test_crawl_from_each_home_page_reaches_everything_without_broken_links(built
             if not target_path.is_file():
                 broken.append(f"{rel}: {url} → {target} does not exist")
                 continue
-            if fragment and target.endswith(".html") and unquote(fragment) not in ids_of(target_path):
+            if fragment and target.endswith(".html") and unquote(fragment) not in refs(target_path).ids:
                 broken.append(f"{rel}: {url} → no element with id {fragment!r} in {target}")
             queue.append(target)
     assert not broken, "\n".join(broken[:50])
@@ -372,6 +404,20 @@ def test_search_box_is_keyboard_driven(browser, base_url):
     context.close()
 
 
+@pytest.mark.parametrize("viewport,rel", [(DESKTOP, "ru/annotated_attention/mha.html"), (DESKTOP, "index.html"), (PHONE, "zh/annotated_attention/mha.html")])
+def test_search_suggestions_stay_on_screen(browser, base_url, viewport, rel):
+    """The list opens toward the side with room, whether the header put the box left or right."""
+    context, page, rec = new_page(browser, viewport)
+    page.goto(base_url + rel)
+    page.fill("#search-input", "attention")
+    page.wait_for_selector("#search-results [role=option]")
+    left, right, width = page.evaluate("(() => { const r = document.getElementById('search-results').getBoundingClientRect(); return [r.left, r.right, innerWidth]; })()")
+    assert 0 <= left and right <= width, (left, right, width)
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    assert not rec.errors, rec.errors
+    context.close()
+
+
 def test_search_finds_chinese_text_by_substring(built_site, browser, base_url):
     sample = _cjk_sample(built_site)
     if sample is None:
@@ -408,7 +454,22 @@ def test_search_page_without_javascript_says_so(browser, base_url):
     message = page.locator(".search-noscript")
     assert message.is_visible()
     assert "JavaScript" in message.text_content()
-    assert page.evaluate("1") if False else True
+    assert page.locator("#search-page-results li").count() == 0
+    context.close()
+
+
+def test_pages_work_without_javascript(browser, base_url):
+    """Layout, math, highlighting and definition links need no script; scripts only add to them."""
+    context = browser.new_context(java_script_enabled=False, viewport=DESKTOP)
+    page = context.new_page()
+    page.goto(base_url + "zh/annotated_attention/transformer.html")
+    layout = page.evaluate(LAYOUT_JS)
+    assert layout["sections"] and all(s["docs"]["right"] <= s["code"]["left"] + 1 for s in layout["sections"])
+    assert all(w > 0 and h > 0 for w, h in layout["math"])
+    assert page.locator(".copy-button").count() == 0  # added by site.js, so absent here
+    with page.expect_navigation():
+        page.locator(".code a.def-link", has_text=re.compile(r"^FeedForward$")).first.click()
+    assert page.url == base_url + "zh/annotated_attention/feed_forward.html#FeedForward"
     context.close()
 
 
@@ -497,9 +558,13 @@ def _axe_pages(lang: str) -> list[str]:
 def test_axe_finds_no_serious_or_critical_violations(browser, base_url, lang, scheme):
     if not AXE.is_file():
         pytest.fail(f"{AXE} is missing: run `npm ci` at the repository root")
-    context, page, _ = new_page(browser, DESKTOP, scheme)
     failures: list[str] = []
-    for rel in _axe_pages(lang):
+    # Every kind of page on a desktop, and the tutorial page on a phone too (wide formulas and
+    # code scroll in their own boxes there).
+    runs = [(DESKTOP, rel) for rel in _axe_pages(lang)] + [(PHONE, _axe_pages(lang)[0])]
+    context, page, _ = new_page(browser, DESKTOP, scheme)
+    for viewport, rel in runs:
+        page.set_viewport_size(viewport)
         page.goto(base_url + rel)
         if "search.html" in rel:
             page.wait_for_selector("#search-page-results li")
@@ -511,7 +576,7 @@ def test_axe_finds_no_serious_or_critical_violations(browser, base_url, lang, sc
         for v in result["violations"]:
             if v["impact"] in ("serious", "critical"):
                 targets = [" ".join(map(str, n["target"])) for n in v["nodes"][:5]]
-                failures.append(f"{rel} [{scheme}] {v['id']} ({v['impact']}, {len(v['nodes'])} nodes): {v['help']} {targets}")
+                failures.append(f"{rel} [{scheme}, {viewport['width']} px] {v['id']} ({v['impact']}, {len(v['nodes'])} nodes): {v['help']} {targets}")
     assert not failures, "\n".join(failures)
     context.close()
 

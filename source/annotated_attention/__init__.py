@@ -25,35 +25,35 @@ that computes them, and the shape of every tensor is noted at each step, for exa
 `[batch, seq, d_model]`. Nothing here is pseudo-code: the tests compare these modules with
 `torch.nn.MultiheadAttention` and with `torch.nn.functional.scaled_dot_product_attention`
 (outputs and gradients), so what you read is what runs.
-
-## Pages, in reading order
-
-1. [Multi-head attention](mha.html): projections, heads, scores, scaling, masks, softmax,
-   dropout, and a fast path with PyTorch's fused kernel.
-2. [The scores and the softmax, shape by shape](scores_and_softmax.html): why $QK^\top$ has
-   the shape `batch × seq × seq` and why the softmax runs over the last axis, with a two-token
-   example you can run.
-3. [Positional encoding](positional_encoding.html): how the model learns the order of the tokens.
-4. [Feed-forward network](feed_forward.html): the part of a layer that works on each position
-   on its own.
-5. [Transformer layer and language model](transformer.html): a pre-norm layer and a small
-   decoder-only model.
-6. [Character data](data.html): the training text, which is the source of these pages.
-7. [Training](experiment.html): the training loop, checkpoints, and data-parallel training.
-8. [Figures](figures.html): how the attention heat maps are computed and drawn.
-
-## Running the code
-
-Install the project with `pip install -e .` from the repository root; this makes the package
-`annotated_attention` importable. Then:
-
-* `python -m annotated_attention.scores_and_softmax` prints the two-token example and checks its
-  numbers;
-* `python -m annotated_attention.experiment` trains the language model on the CPU in about a
-  minute or two (or on a GPU, when there is one) and prints a generated sample;
-* `python -m pytest tests` runs the tests.
 """
 
-# Importing the package loads nothing else: `import annotated_attention` stays cheap, and each
-# page imports PyTorch only when it is used.
+# ## Pages, in reading order
+#
+# 1. [Multi-head attention](mha.html): projections, heads, scores, scaling, masks, softmax,
+#    dropout, and a fast path with PyTorch's fused kernel.
+# 2. [The scores and the softmax, shape by shape](scores_and_softmax.html): why $QK^\top$ has
+#    the shape `batch × seq × seq` and why the softmax runs over the last axis, with a two-token
+#    example you can run.
+# 3. [Positional encoding](positional_encoding.html): how the model is told the order of the tokens.
+# 4. [Feed-forward network](feed_forward.html): the part of a layer that works on each position
+#    on its own.
+# 5. [Transformer layer and language model](transformer.html): a pre-norm layer and a small
+#    decoder-only model.
+# 6. [Character data](data.html): the training text, which is the source of these pages.
+# 7. [Training](experiment.html): the training loop, checkpoints, and data-parallel training.
+# 8. [Figures](figures.html): how the attention heat maps are computed and drawn.
+#
+# ## Running the code
+#
+# Install the project with `pip install -e .` from the repository root; this makes the package
+# `annotated_attention` importable. Then:
+#
+# * `python -m annotated_attention.scores_and_softmax` prints the two-token example and checks its
+#   numbers;
+# * `python -m annotated_attention.experiment` trains the language model on the CPU in about a
+#   minute or two (or on a GPU, when there is one) and prints a generated sample;
+# * `python -m pytest tests` runs the tests.
+#
+# Importing the package loads nothing else, so `import annotated_attention` stays cheap; each
+# page imports PyTorch itself.
 __version__ = "0.1.0"

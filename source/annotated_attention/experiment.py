@@ -61,14 +61,14 @@ class TrainConfig:
     far below the unigram entropy.
     """
     # Training stops after this optimizer step
-    steps: int = 500
+    steps: int = 400
     # Sequences per step (per process, in a distributed run) and characters per sequence
     batch_size: int = 32
     seq_len: int = 64
     # Peak learning rate, the number of warm-up steps, and the final learning rate as a
     # fraction of the peak
     lr: float = 3e-3
-    warmup: int = 50
+    warmup: int = 40
     min_lr_ratio: float = 0.1
     # AdamW weight decay, applied to weight matrices only
     weight_decay: float = 0.1
@@ -378,6 +378,7 @@ def _train(cfg: TrainConfig, rt: Runtime, stop_at: Optional[int], started: float
             # Forward: `[batch_size, seq_len, vocab_size]` logits. `cross_entropy` wants the
             # classes on axis 1 or a flat list of predictions, so we flatten batch and time into
             # `[batch_size * seq_len, vocab_size]` against `[batch_size * seq_len]` targets.
+            # `.float()` computes the loss in float32 even when the model ran in bfloat16.
             with autocast(rt.device):
                 logits = train_model(x)
             loss = F.cross_entropy(logits.float().flatten(0, 1), y.flatten())
@@ -452,7 +453,14 @@ def parse_args(argv: Optional[list[str]] = None) -> TrainConfig:
 
 def main(argv: Optional[list[str]] = None) -> None:
     cfg = parse_args(argv)
-    result = train(cfg)
+    try:
+        result = train(cfg)
+    except FileNotFoundError as e:
+        # A missing checkpoint or source folder: say what to do, without a traceback.
+        raise SystemExit(f"error: {e}") from None
+    except KeyboardInterrupt:
+        # The checkpoint is already saved; 130 is the usual exit status after Ctrl-C.
+        raise SystemExit(130) from None
     if int(os.environ.get("RANK", "0")) == 0:
         gap = result.unigram_entropy - result.final_val_loss
         print(f"\nunigram entropy:       {result.unigram_entropy:.3f} nats/char "

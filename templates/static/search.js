@@ -183,6 +183,8 @@
       list.appendChild(li);
     });
     list.hidden = false;
+    // The list opens under the box toward the side with room: the header may wrap the box left.
+    list.classList.toggle("align-left", input.getBoundingClientRect().right < list.offsetWidth + 8);
     input.setAttribute("aria-expanded", "true");
     announce(status, results.length);
   }

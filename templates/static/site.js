@@ -41,6 +41,18 @@
     block.appendChild(button);
   });
 
+  // Only boxes that scroll sideways need to be tab stops, to scroll them with the arrow keys:
+  // code blocks (focusable in the HTML, for readers without JavaScript) and wide display
+  // formulas on narrow screens.
+  function tabStops() {
+    document.querySelectorAll(".section > .code > pre.code, .docs math[display=block]").forEach(function (box) {
+      if (box.scrollWidth > box.clientWidth + 1) { box.setAttribute("tabindex", "0"); } else { box.removeAttribute("tabindex"); }
+    });
+  }
+  tabStops();
+  var resizing = null;
+  window.addEventListener("resize", function () { clearTimeout(resizing); resizing = setTimeout(tabStops, 150); });
+
   // Clicking a name in the code highlights its other uses on the page; Escape clears.
   var NAME = ".code .n, .code .nc, .code .nf, .code .fm, .code .nn, .code .nb";
   var names = null;

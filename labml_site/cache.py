@@ -1,0 +1,408 @@
+"""A content-hash cache of build work, so a rebuild only redoes what its inputs changed.
+
+It lives next to the output, in `<out parent>/.<out name>-cache/`, and is always safe to delete:
+a missing, unreadable or corrupted entry is a miss, and a miss means "compute it again".
+
+Two kinds of things are cached:
+
+* **Objects** (`ObjectStore`): a source file's analysis (`PageData`), its code after linking, and
+  its text in each language, each under a key that hashes *every* input it was computed from: the
+  file's bytes, the translation file's bytes (and its fuzzy sidecar), the UI marker text, and the
+  builder's fingerprint (version, the builder's own source files, the versions of the libraries
+  that shape the output). Nothing is ever looked up by name or date, so a stale entry cannot be
+  found: a changed input is a different key.
+* **Rendered pages** (`RenderManifest`): for each page written by the previous build, the hash of
+  everything its template was given (`value_digest` of the context), the template name and the
+  theme's fingerprint. When a page's hash is unchanged and the previous site's file is the very
+  file that build wrote (same inode, size and mtime), the new site hard-links it instead of
+  rendering and writing it again. The site is still assembled in a new folder and swapped in.
+
+Entries are pickles with a checksum in front. Pickles run code when loaded: the cache folder must
+be as trusted as the source folder (it is written only by the builder, next to the output).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import pickle
+import sys
+import tempfile
+import zlib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import __version__
+
+CACHE_FORMAT = "1"  # bump when the layout of entries changes
+_MAGIC = b"LSC2"
+# Libraries whose version changes what a page looks like (highlighting, math, templates, sanitizing).
+_OUTPUT_LIBRARIES = ("pygments", "latex2mathml", "jinja2", "nh3", "markdown", "babel", "nbformat", "pyyaml")
+
+
+class _Miss:
+    def __repr__(self) -> str:
+        return "MISS"
+
+
+MISS: Any = _Miss()
+
+
+def cache_dir_for(out: Path) -> Path:
+    """`site/` → `.site-cache/` beside it (hidden, and outside the folder that gets swapped)."""
+    out = Path(out).resolve()
+    return out.parent / f".{out.name}-cache"
+
+
+def digest(*parts: str | bytes) -> str:
+    """A short, collision-safe hex digest of several parts (each length-prefixed, so
+    ("ab", "c") and ("a", "bc") differ)."""
+    h = hashlib.blake2b(digest_size=20)
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """A file's bytes, or None when it does not exist (a missing translation is an input too)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def files_digest(paths: Iterable[Path]) -> str:
+    """Digest of several files' contents, a missing file counting as a distinct value."""
+    parts: list[bytes] = []
+    for path in paths:
+        data = read_bytes(path)
+        parts.append(b"\x00missing" if data is None else b"\x01" + data)
+    return digest(*parts)
+
+
+@lru_cache(maxsize=1)
+def builder_fingerprint() -> str:
+    """What the builder itself is: its version, the bytes of its own modules and locales, the
+    Python version and the versions of the libraries that shape the output. Any change to one of
+    them invalidates every cached entry."""
+    return fingerprint_of(Path(__file__).resolve().parent, __version__)
+
+
+def fingerprint_of(package: Path, version: str) -> str:
+    from importlib import metadata
+
+    parts: list[str | bytes] = [CACHE_FORMAT, version, sys.version]
+    for path in sorted(p for p in Path(package).rglob("*") if p.suffix in (".py", ".po") and p.is_file()):
+        parts.append(path.relative_to(package).as_posix())
+        parts.append(path.read_bytes())
+    for name in _OUTPUT_LIBRARIES:
+        try:
+            parts.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{name} absent")
+    return digest(*parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Deterministic hashing of template contexts
+
+
+def value_digest(value: Any) -> str:
+    """A digest of a template context (or any value made of str, numbers, lists, dicts,
+    dataclasses and bound methods of dataclasses such as the UI's gettext).
+
+    Equal values give equal digests across processes. It serializes with the C JSON encoder
+    (contexts are mostly strings, lists and dicts) and describes anything JSON cannot hold by its
+    type and fields. Something it cannot describe (an object without fields) is described by its
+    `repr`, which normally carries the object's id: that can only make a page render again, never
+    reuse a stale one.
+    """
+    text = _ENCODER.encode(value)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+
+@lru_cache(maxsize=None)
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def _describe(value: Any) -> Any:
+    """JSON for what json cannot encode itself; each form is tagged with its kind and type so
+    different things never encode alike."""
+    cls = type(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return ["<dataclass>", f"{cls.__module__}.{cls.__qualname__}", *[getattr(value, n) for n in _field_names(cls)]]
+    if hasattr(value, "__self__") and hasattr(value, "__func__"):  # a bound method, e.g. ui.gettext
+        func = value.__func__
+        return ["<method>", f"{func.__module__}.{func.__qualname__}", value.__self__]
+    if isinstance(value, (set, frozenset)):
+        return ["<set>", sorted((_ENCODER.encode(v) for v in value))]
+    if isinstance(value, bytes):
+        return ["<bytes>", hashlib.blake2b(value, digest_size=20).hexdigest()]
+    if isinstance(value, tuple):  # only reached for tuple subclasses (named tuples)
+        return ["<tuple>", f"{cls.__module__}.{cls.__qualname__}", list(value)]
+    return ["<repr>", f"{cls.__module__}.{cls.__qualname__}", repr(value)]
+
+
+class _Encoder(json.JSONEncoder):
+    def default(self, o: Any) -> Any:
+        return _describe(o)
+
+
+# check_circular off: contexts are trees, and a cycle would recurse until RecursionError (a miss).
+_ENCODER = _Encoder(ensure_ascii=False, check_circular=False, allow_nan=True, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Object store
+
+
+class ObjectStore:
+    """key → object, one checksummed pickle per key under `root/objects/`.
+
+    Safe for several processes writing different keys at once (each write is a rename of a
+    private temporary file). Remembers which keys this build used, so `prune` can drop the rest.
+    """
+
+    def __init__(self, root: Path, memory: dict[str, Any] | None = None) -> None:
+        self.root = Path(root)
+        self.objects = self.root / "objects"
+        self.used: set[str] = set()
+        self.memory = memory  # an in-process layer for long-lived processes (`serve`)
+
+    def __getstate__(self) -> dict:
+        # Worker processes get the paths, not the parent's in-memory layer or key log.
+        return {"root": self.root, "objects": self.objects, "used": set(), "memory": None}
+
+    def _path(self, key: str) -> Path:
+        return self.objects / f"{key}.pkl"
+
+    def get(self, key: str) -> Any:
+        self.used.add(key)
+        if self.memory is not None and key in self.memory:
+            return self.memory[key]
+        data = read_bytes(self._path(key))
+        if data is None:
+            return MISS
+        value = _decode(data)
+        if value is not MISS and self.memory is not None:
+            self.memory[key] = value
+        return value
+
+    def put(self, key: str, value: Any) -> None:
+        self.used.add(key)
+        if self.memory is not None:
+            self.memory[key] = value
+        try:
+            payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return  # not cacheable; it will be computed again next time
+        self._write(key, _encode(payload))
+
+    def _write(self, key: str, data: bytes) -> None:
+        try:
+            self.objects.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.objects)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, self._path(key))
+        except OSError:
+            pass  # a read-only or full disk makes the cache useless, not the build wrong
+
+    def prune(self, keep: Iterable[str] = ()) -> int:
+        """Delete entries this build did not use (they belong to older versions of files)."""
+        keep_set = self.used | set(keep)
+        removed = 0
+        try:
+            names = os.listdir(self.objects)
+        except OSError:
+            return 0
+        for name in names:
+            key = name[: -len(".pkl")] if name.endswith(".pkl") else None
+            if key is not None and key in keep_set:
+                continue
+            try:
+                os.unlink(self.objects / name)
+                removed += 1
+            except OSError:
+                pass
+        if self.memory is not None:
+            for key in [k for k in self.memory if k not in keep_set]:
+                del self.memory[key]
+        return removed
+
+
+_HEAD = len(_MAGIC) + 12  # magic, payload length (8 bytes), CRC-32 of the payload (4 bytes)
+
+
+def _encode(payload: bytes) -> bytes:
+    # A checksum, not a signature: it catches torn writes and disk damage, cheaply (the whole
+    # cache is read on every build).
+    return _MAGIC + len(payload).to_bytes(8, "little") + zlib.crc32(payload).to_bytes(4, "little") + payload
+
+
+def _decode(data: bytes) -> Any:
+    """The object in a cache file, or MISS when the file is damaged in any way."""
+    if len(data) < _HEAD or not data.startswith(_MAGIC):
+        return MISS
+    size = int.from_bytes(data[4:12], "little")
+    payload = memoryview(data)[_HEAD:]
+    if size != len(payload) or zlib.crc32(payload) != int.from_bytes(data[12:16], "little"):
+        return MISS
+    try:
+        return pickle.loads(payload)
+    except Exception:  # noqa: BLE001 - any unpickling failure (a class renamed since) is a miss
+        return MISS
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendered pages
+
+
+@dataclass(frozen=True)
+class Written:
+    """A page the previous build rendered: its input digest and the file it wrote."""
+
+    digest: str
+    size: int
+    mtime_ns: int
+    inode: int
+
+
+@dataclass
+class RenderManifest:
+    """Which output file holds which rendered input, for the site at `out`."""
+
+    path: Path
+    entries: dict[str, Written] = field(default_factory=dict)
+    pending: dict[str, str] = field(default_factory=dict)  # out rel → digest rendered or reused now
+
+    @classmethod
+    def load(cls, path: Path) -> "RenderManifest":
+        data = read_bytes(path)
+        entries = _decode(data) if data is not None else MISS
+        if not isinstance(entries, dict):
+            entries = {}
+        return cls(Path(path), entries)
+
+    def reusable(self, out: Path, rel: str, key: str) -> Path | None:
+        """The previous site's file for `rel` when it holds exactly `key`'s rendering."""
+        known = self.entries.get(rel)
+        if known is None or known.digest != key:
+            return None
+        path = os.path.join(out, rel)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if (st.st_size, st.st_mtime_ns, st.st_ino) != (known.size, known.mtime_ns, known.inode):
+            return None  # edited, replaced or rebuilt without this cache since
+        return Path(path)
+
+    def record(self, rel: str, key: str) -> None:
+        self.pending[rel] = key
+
+    def save(self, out: Path) -> None:
+        """Remember what the site now at `out` holds (called after the swap)."""
+        entries: dict[str, Written] = {}
+        for rel, key in self.pending.items():
+            try:
+                st = os.stat(out / rel)
+            except OSError:
+                continue
+            entries[rel] = Written(key, st.st_size, st.st_mtime_ns, st.st_ino)
+        data = _encode(pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.path.parent)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+        self.entries, self.pending = entries, {}
+
+
+# ---------------------------------------------------------------------------------------------
+# One build's view of the cache
+
+
+@dataclass
+class BuildStats:
+    """What a build computed and what it reused; tests assert on these, the CLI may print them."""
+
+    analysed: int = 0  # source files parsed and rendered (cache misses)
+    analysis_reused: int = 0
+    localized: int = 0  # (page, language) pairs localized from their translation file
+    localization_reused: int = 0
+    linked: int = 0  # pages whose code links were computed
+    link_reused: int = 0
+    rendered: int = 0  # template renders
+    render_reused: int = 0  # pages hard-linked from the previous site
+    copied: int = 0  # files published as they are (sources, figures, static files), copied
+    copy_reused: int = 0
+    workers: int = 1  # processes used for analysis and localization
+
+
+_MEMORY: dict[Path, dict[str, Any]] = {}  # cache folder → objects, for long-lived processes
+
+
+@dataclass
+class BuildCache:
+    """The cache as one build sees it: a store, a render manifest and the fingerprints."""
+
+    root: Path
+    store: ObjectStore
+    manifest: RenderManifest
+    fingerprint: str
+    enabled: bool = True
+
+    @classmethod
+    def open(cls, out: Path, enabled: bool = True, keep_in_memory: bool = False) -> "BuildCache":
+        root = cache_dir_for(out)
+        memory = _MEMORY.setdefault(root, {}) if keep_in_memory else None
+        manifest = RenderManifest.load(root / "rendered.pkl") if enabled else RenderManifest(root / "rendered.pkl")
+        return cls(root, ObjectStore(root, memory), manifest, builder_fingerprint(), enabled)
+
+    def get(self, key: str) -> Any:
+        return self.store.get(key) if self.enabled else MISS
+
+    def put(self, key: str, value: Any) -> None:
+        if self.enabled:
+            self.store.put(key, value)
+
+    def remember(self, key: str, value: Any) -> None:
+        """Note a value a worker process computed and stored (so `prune` keeps it and a
+        long-lived process has it in memory)."""
+        if self.enabled:
+            self.store.used.add(key)
+            if self.store.memory is not None:
+                self.store.memory[key] = value
+
+    def finish(self, out: Path) -> None:
+        """After a successful swap: remember the rendered pages, drop entries nobody used."""
+        if not self.enabled:
+            return
+        self.manifest.save(out)
+        self.store.prune()
+
+
+__all__ = [
+    "MISS",
+    "BuildCache",
+    "BuildStats",
+    "ObjectStore",
+    "RenderManifest",
+    "builder_fingerprint",
+    "cache_dir_for",
+    "digest",
+    "files_digest",
+    "read_bytes",
+    "value_digest",
+]

@@ -1,0 +1,467 @@
+"""The build cache (cache.py) and the incremental builder: a stale cache never leaks into a page.
+
+For each kind of input (source, translations, templates, UI catalogs, the builder itself) a test
+builds, changes that input, rebuilds, and checks that the page shows the change, and that only
+what depended on the change was computed again (the counters in `BuildResult.stats`). Damaged or
+deleted caches must be harmless, and an incremental site must equal a build from scratch.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from labml_site import cache as build_cache
+from labml_site import builder, i18n, linking
+from labml_site.builder import BuildConfig, build
+from labml_site.pages import analyse
+from labml_site.render import DEFAULT_TEMPLATES
+
+from conftest import write_json, write_tree
+
+INDEX = '''"""
+---
+title: Toy tutorial
+summary: A tiny tutorial for the cache tests.
+---
+
+# Toy tutorial
+
+Start with [the scores](page.html).
+"""
+'''
+
+PAGE = '''"""
+---
+title: Scaled scores
+summary: How scores are scaled.
+---
+
+# Scaled scores
+
+We divide by $\\sqrt{d_k}$ before the softmax.
+"""
+
+import math
+
+
+def scale(scores, d_k):
+    """
+    Scale `scores` by $\\frac{1}{\\sqrt{d_k}}$.
+    """
+    # Divide once
+    return scores / math.sqrt(d_k)
+'''
+
+USER = '''"""
+---
+title: Using the scale
+---
+
+# Using the scale
+
+This page calls the function from the other page.
+"""
+
+from toy.page import scale
+
+
+def run(x):
+    # Scale by four
+    return scale(x, 16)
+'''
+
+LANGS = ("en", "zh")
+
+
+def zh_value(key: str) -> str:
+    """A valid translation: the text runs marked, tags and placeholders kept."""
+    import re
+
+    parts = re.split(r"(<span translate=no>_\^_\d+_\^_</span>|<[^>]+>)", key)
+    return "".join(p if p.startswith("<") or not p.strip() else p.replace(p.strip(), "译" + p.strip(), 1) for p in parts)
+
+
+def make_tree(tmp_path: Path, files: dict[str, str] | None = None) -> tuple[Path, Path]:
+    files = files or {"toy/__init__.py": INDEX, "toy/page.py": PAGE, "toy/user.py": USER}
+    src = write_tree(tmp_path / "src", files)
+    tr = tmp_path / "tr"
+    # page.py: everything but the last block translated; user.py: nothing translated.
+    keys = analyse("toy/page.py", "toy/page.html", PAGE).keys
+    write_json(tr / "toy/page.zh.json", {k: zh_value(k) for k in keys[:-1]})
+    return src, tr
+
+
+def config(src: Path, tr: Path, out: Path, **kw) -> BuildConfig:
+    return BuildConfig(src, tr, out, langs=kw.pop("langs", LANGS), **kw)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    content = text(path)
+    assert old in content, f"{old!r} not in {path}"
+    path.write_text(content.replace(old, new, 1), encoding="utf-8")
+
+
+def pages_of(result) -> int:
+    return len(result.pages)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reuse
+
+
+def test_unchanged_rebuild_computes_nothing_and_keeps_files(tmp_path):
+    src, tr = make_tree(tmp_path)
+    first = build(config(src, tr, tmp_path / "site"))
+    assert first.stats.analysed == 3 and first.stats.localized == 3 * len(LANGS)
+    before = snapshot(first.out)
+    inode = os.stat(first.out / "toy/page.html").st_ino
+
+    again = build(config(src, tr, tmp_path / "site"))
+    s = again.stats
+    assert (s.analysed, s.localized, s.linked, s.rendered, s.copied) == (0, 0, 0, 0, 0)
+    assert s.analysis_reused == 3 and s.localization_reused == 3 * len(LANGS)
+    assert s.render_reused > 0 and s.copy_reused > 0
+    assert snapshot(again.out) == before
+    # Unchanged pages are the previous build's files, hard-linked into the new site.
+    assert os.stat(again.out / "toy/page.html").st_ino == inode
+    # The result still describes every page in every language.
+    assert set(again.localized) == set(LANGS) and len(again.localized["zh"]) == 3
+    assert [f.format() for f in again.report.findings] == [f.format() for f in first.report.findings]
+
+
+def test_site_swap_still_happens_and_old_folders_are_cleaned(tmp_path):
+    src, tr = make_tree(tmp_path)
+    build(config(src, tr, tmp_path / "site"))
+    build(config(src, tr, tmp_path / "site"))
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".site-") and p.name != ".site-cache"]
+    assert leftovers == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Each kind of input change shows up
+
+
+def test_source_change_shows_and_only_that_file_is_analysed(tmp_path):
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    build(config(src, tr, out))
+    user_inode = os.stat(out / "toy/user.html").st_ino
+
+    edit(src / "toy/page.py", "# Divide once", "# Divide exactly once")
+    result = build(config(src, tr, out))
+    assert "Divide exactly once" in text(out / "toy/page.html")
+    assert "Divide exactly once" in text(out / "zh/toy/page.html")  # shown in English, marked
+    assert result.stats.analysed == 1 and result.stats.localized == len(LANGS)
+    # A page that does not depend on the edited text was not rendered again.
+    assert os.stat(out / "toy/user.html").st_ino == user_inode
+
+
+def test_translation_change_shows_and_nothing_is_analysed(tmp_path):
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    build(config(src, tr, out))
+    en_inode = os.stat(out / "toy/page.html").st_ino
+    path = tr / "toy/page.zh.json"
+    catalog = json.loads(text(path))
+    key = next(k for k in catalog if k.startswith("<h1>"))
+    catalog[key] = catalog[key].replace("译", "新译", 1)
+    write_json(path, catalog)
+
+    result = build(config(src, tr, out))
+    assert "新译" in text(out / "zh/toy/page.html")
+    assert result.stats.analysed == 0 and result.stats.localized == 1
+    assert os.stat(out / "toy/page.html").st_ino == en_inode  # the English page is untouched
+
+
+def test_fuzzy_sidecar_change_shows(tmp_path):
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    build(config(src, tr, out))
+    missing = analyse("toy/page.py", "toy/page.html", PAGE).keys[-1]
+    assert 'data-status="missing"' in text(out / "zh/toy/page.html")
+
+    write_json(tr / "toy/page.zh.fuzzy.json", {missing: {"suggestion": zh_value(missing), "from": "old"}})
+    result = build(config(src, tr, out))
+    assert 'data-status="fuzzy"' in text(out / "zh/toy/page.html")
+    assert result.stats.localized == 1
+
+
+def test_template_change_shows_everywhere(tmp_path):
+    src, tr = make_tree(tmp_path)
+    templates = tmp_path / "theme"
+    shutil.copytree(DEFAULT_TEMPLATES, templates)
+    out = tmp_path / "site"
+    build(config(src, tr, out, templates=templates))
+    inodes = {p: p.stat().st_ino for p in out.rglob("*.html")}
+
+    edit(templates / "base.html", "</footer>", "<p>TEMPLATE-EDIT</p></footer>")
+    edit(templates / "static" / "style.css", "", "/* STYLE-EDIT */\n")
+    result = build(config(src, tr, out, templates=templates))
+    for page in ("index.html", "toy/page.html", "zh/toy/user.html", "zh/translation-status.html"):
+        assert "TEMPLATE-EDIT" in text(out / page), page
+    assert "STYLE-EDIT" in text(out / "static/style.css")
+    assert result.stats.analysed == 0 and result.stats.localized == 0
+    # Every HTML page was rendered again; only template-free outputs (notebooks, search indexes)
+    # were reused.
+    assert all(p.stat().st_ino != inode for p, inode in inodes.items())
+    assert result.stats.rendered >= len(inodes)
+
+
+def test_ui_catalog_change_shows(tmp_path, monkeypatch):
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    build(config(src, tr, out))
+    assert "尚未翻译" in text(out / "zh/toy/page.html")
+
+    locales = tmp_path / "locales"
+    shutil.copytree(i18n.LOCALES_DIR, locales)
+    po = locales / "zh/LC_MESSAGES/messages.po"
+    content = text(po)
+    for msgid in ("Not yet translated", "View source"):
+        start = content.index(f'msgid "{msgid}"\nmsgstr "') + len(f'msgid "{msgid}"\nmsgstr "')
+        content = content[:start] + "改" + content[start:]
+    po.write_text(content, encoding="utf-8")
+    monkeypatch.setattr(builder, "load_ui", lambda lang: i18n.load_ui(lang, locales))
+
+    result = build(config(src, tr, out))
+    zh = text(out / "zh/toy/page.html")
+    assert "改尚未翻译" in zh  # the marker inside localized text
+    assert "改" in text(out / "zh/toy/user.html").split("View source")[0] or "改查看" in zh
+    assert result.stats.analysed == 0
+    assert "改" not in text(out / "toy/page.html")  # English has no catalog change
+
+
+def test_builder_change_invalidates_everything(tmp_path, monkeypatch):
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    build(config(src, tr, out))
+
+    # A new builder (different fingerprint) whose analysis renders titles differently.
+    real = builder.analyse
+
+    def new_analyse(rel, url, source):
+        from dataclasses import replace
+
+        page = real(rel, url, source)
+        return replace(page, title=page.title + " (v2)")
+
+    monkeypatch.setattr(builder, "analyse", new_analyse)
+    monkeypatch.setattr(build_cache, "builder_fingerprint", lambda: "a-new-builder")
+    result = build(config(src, tr, out))
+    assert "Scaled scores (v2)" in text(out / "toy/page.html")
+    assert result.stats.analysed == 3 and result.stats.render_reused == 0
+
+
+def test_fingerprint_covers_version_and_source_files(tmp_path):
+    package = tmp_path / "pkg"
+    shutil.copytree(Path(build_cache.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    base = build_cache.fingerprint_of(package, "1.0")
+    assert build_cache.fingerprint_of(package, "1.0") == base
+    assert build_cache.fingerprint_of(package, "1.1") != base
+    edit(package / "localize.py", "def localize(", "def localize(  ")
+    assert build_cache.fingerprint_of(package, "1.0") != base
+    edit(package / "locales/zh/LC_MESSAGES/messages.po", 'msgid "View source"', 'msgid "View source" ')
+    assert build_cache.fingerprint_of(package, "1.0") != base
+    # The real one is what builds use.
+    assert build_cache.BuildCache.open(tmp_path / "site").fingerprint == build_cache.builder_fingerprint()
+
+
+# ---------------------------------------------------------------------------------------------
+# Pages that show other pages' titles, and linked code
+
+
+def test_titles_reach_listings_and_breadcrumbs(tmp_path):
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    build(config(src, tr, out))
+
+    edit(src / "toy/page.py", "title: Scaled scores", "title: Scores, scaled")
+    build(config(src, tr, out))
+    assert "Scores, scaled" in text(out / "toy/index.html")  # the folder lists its pages
+
+    edit(src / "toy/__init__.py", "title: Toy tutorial", "title: Toy course")
+    result = build(config(src, tr, out))
+    assert "Toy course" in text(out / "toy/user.html")  # breadcrumbs name the folder
+    assert result.stats.analysed == 1
+
+
+def test_code_links_follow_definitions_on_other_pages(tmp_path):
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    result = build(config(src, tr, out))
+    hrefs = [href for s in result.pages["toy/user.py"].sections for href, name in linking.iter_links(s.code_html) if name == "scale"]
+    assert hrefs and all(h.startswith("page.html#") for h in hrefs)
+
+    # Renaming the definition on page.py changes what user.py links to, though user.py is unchanged.
+    edit(src / "toy/page.py", "def scale(", "def rescale(")
+    result = build(config(src, tr, out))
+    assert result.stats.analysed == 1
+    assert not [n for s in result.pages["toy/user.py"].sections for _, n in linking.iter_links(s.code_html) if n == "scale"]
+    unlinked = {rel: builder._analyse_file((rel, p.url, str(src / rel))) for rel, p in result.pages.items()}
+    assert result.pages == linking.link_code(unlinked)
+
+
+def test_incremental_site_equals_a_build_from_scratch(tmp_path):
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    build(config(src, tr, out))
+    edit(src / "toy/page.py", "# Divide once", "# Divide once, then return")
+    edit(src / "toy/__init__.py", "title: Toy tutorial", "title: Toy course")
+    catalog = json.loads(text(tr / "toy/page.zh.json"))
+    write_json(tr / "toy/page.zh.json", {k: v.replace("译", "翻译") for k, v in catalog.items()})
+    incremental = build(config(src, tr, out))
+    scratch = build(config(src, tr, tmp_path / "scratch", cache=False))
+    assert incremental.stats.render_reused > 0
+    assert snapshot(incremental.out) == snapshot(scratch.out)
+    assert not (tmp_path / ".scratch-cache").exists()  # --no-cache neither reads nor writes
+
+
+# ---------------------------------------------------------------------------------------------
+# Damage
+
+
+def test_corrupted_cache_files_are_ignored_and_rebuilt(tmp_path):
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    first = snapshot(build(config(src, tr, out)).out)
+    cache_dir = build_cache.cache_dir_for(out)
+    entries = sorted((cache_dir / "objects").glob("*.pkl"))
+    assert len(entries) >= 3 + 3 * len(LANGS)
+    for i, entry in enumerate(entries):
+        data = entry.read_bytes()
+        if i % 3 == 0:
+            entry.write_bytes(data[: len(data) // 2])  # torn write
+        elif i % 3 == 1:
+            entry.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))  # a flipped bit
+        else:
+            entry.write_bytes(build_cache._encode(pickle.dumps("not what was stored")))  # valid, wrong type
+    (cache_dir / "rendered.pkl").write_bytes(b"garbage")
+
+    result = build(config(src, tr, out))
+    assert result.stats.analysed == 3 and result.stats.localized == 3 * len(LANGS)
+    assert result.stats.render_reused == 0
+    assert snapshot(result.out) == first
+    # …and the cache works again afterwards.
+    assert build(config(src, tr, out)).stats.analysed == 0
+
+
+def test_deleting_the_cache_is_safe(tmp_path):
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    first = snapshot(build(config(src, tr, out)).out)
+    shutil.rmtree(build_cache.cache_dir_for(out))
+    result = build(config(src, tr, out))
+    assert result.stats.analysed == 3 and result.stats.rendered > 0 and result.stats.render_reused == 0
+    assert snapshot(result.out) == first
+
+
+def test_hand_edited_output_is_replaced(tmp_path):
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    build(config(src, tr, out))
+    good = text(out / "toy/page.html")
+    (out / "toy/page.html").write_text("edited by hand", encoding="utf-8")
+    build(config(src, tr, out))
+    assert text(out / "toy/page.html") == good
+
+
+def test_failed_build_keeps_the_previous_site_and_a_usable_cache(tmp_path):
+    src, tr = make_tree(tmp_path)
+    templates = tmp_path / "theme"
+    shutil.copytree(DEFAULT_TEMPLATES, templates)
+    out = tmp_path / "site"
+    first = snapshot(build(config(src, tr, out, templates=templates)).out)
+
+    edit(src / "toy/page.py", "# Divide once", "# Divide twice")
+    edit(templates / "page.html", "{% block main %}", "{% block main %}{{ no_such_variable }}")
+    with pytest.raises(Exception):
+        build(config(src, tr, out, templates=templates))
+    assert snapshot(out) == first
+
+    edit(templates / "page.html", "{{ no_such_variable }}", "")
+    result = build(config(src, tr, out, templates=templates))
+    assert "Divide twice" in text(out / "toy/page.html")
+    assert result.stats.analysed == 0  # the failed build's analysis was kept
+
+
+def test_value_digest_is_stable_and_distinguishes(tmp_path):
+    ui = i18n.load_ui("zh")
+    context = {"title": "T", "n": 1, "items": [{"a": "x"}], "_": ui.gettext, "none": None}
+    assert build_cache.value_digest(context) == build_cache.value_digest(dict(context))
+    for changed in ({**context, "n": 2}, {**context, "n": "1"}, {**context, "n": True}, {**context, "items": [{"a": "y"}]},
+                    {**context, "_": i18n.load_ui("ru").gettext}, {**context, "extra": ""}):
+        assert build_cache.value_digest(changed) != build_cache.value_digest(context)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parallel builds
+
+
+def test_parallel_build_equals_serial_build(tmp_path):
+    files = {"toy/__init__.py": INDEX, "toy/page.py": PAGE, "toy/user.py": USER}
+    for i in range(builder.PARALLEL_MIN_FILES):
+        files[f"toy/more/p{i}.py"] = PAGE.replace("Scaled scores", f"Scaled scores {i}")
+    src, tr = make_tree(tmp_path, files)
+    parallel = build(config(src, tr, tmp_path / "a", jobs=2))
+    serial = build(config(src, tr, tmp_path / "b", jobs=1, cache=False))
+    assert parallel.stats.workers == 2 and serial.stats.workers == 1
+    assert snapshot(parallel.out) == snapshot(serial.out)
+    # The workers filled the cache.
+    again = build(config(src, tr, tmp_path / "a", jobs=2))
+    assert again.stats.analysed == 0 and again.stats.localized == 0 and again.stats.rendered == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# serve
+
+
+def test_serve_rebuilds_incrementally_and_wakes_waiting_pages(tmp_path):
+    from labml_site.serve import RELOAD_PATH, make_server, watch_and_rebuild
+
+    src, tr = make_tree(tmp_path)
+    cfg = config(src, tr, tmp_path / "site", live_reload=True)
+    results = [build(cfg)]
+    server, state = make_server(cfg.out, 0)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    stop = threading.Event()
+    watcher = threading.Thread(target=watch_and_rebuild, args=([src, tr], lambda: results.append(build(cfg)), state, stop), daemon=True)
+    watcher.start()
+    try:
+        page = urllib.request.urlopen(f"http://127.0.0.1:{port}/toy/page.html").read().decode()
+        assert RELOAD_PATH in page  # the reload script is injected
+        answer: list[str] = []
+        waiter = threading.Thread(target=lambda: answer.append(urllib.request.urlopen(f"http://127.0.0.1:{port}{RELOAD_PATH}?after=0").read().decode()))
+        waiter.start()
+        # Save until the watcher sees it (it may start watching a moment after this point).
+        for n in range(50):
+            edit(src / "toy/page.py", "# Divide once" if n == 0 else f"# Divide once ({n - 1})", f"# Divide once ({n})")
+            if state.wait_for_change(0, timeout=0.5) != 0:
+                break
+        waiter.join(timeout=30)
+        assert answer and answer[0] != "0"  # the long poll answered with the new build number
+        with state.lock:  # wait for any rebuild still running
+            pass
+        assert "Divide once (" in urllib.request.urlopen(f"http://127.0.0.1:{port}/toy/page.html").read().decode()
+        assert all(r.stats.analysed <= 1 for r in results[1:]) and len(results) > 1
+        assert results[-1].stats.render_reused > 0
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()
+        watcher.join(timeout=10)

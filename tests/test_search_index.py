@@ -1,0 +1,113 @@
+"""The search index: plain text from prose, one index script per language, loadable without fetch."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from labml_site.builder import BuildConfig, build
+from labml_site.prose import placeholder
+from labml_site.search_index import Entry, index_js, parse_index_js, prose_text
+
+from conftest import write_json, write_tree
+
+PAGE = '''"""
+---
+title: Scaled scores
+summary: How scores are scaled.
+---
+
+# Scaled scores
+
+We divide by $\\sqrt{d_k}$ before the softmax.
+"""
+
+import math
+
+
+def scale(scores, d_k):
+    """
+    ## Scaling
+
+    Divide `scores` once.
+
+    $$y = \\frac{x}{\\sqrt{d_k}}$$
+    """
+    return scores / math.sqrt(d_k)
+'''
+
+
+def test_prose_text_keeps_words_code_and_inline_tex_and_drops_markers():
+    html = (
+        '<div class="untranslated" lang="en"><span class="untranslated-marker">尚未翻译</span>'
+        "<h2>Heading <code>x</code></h2><p>Divide by <math display=\"inline\"><semantics><mi>d</mi>"
+        '<annotation encoding="application/x-tex">\\sqrt{d_k}</annotation></semantics></math> now.<br/>Next'
+        '<math display="block"><mi>y</mi><annotation encoding="application/x-tex">y = x</annotation></math>'
+        '</p><img src="f.svg" alt="A figure"><mspace width="1em"/><p>after</p></div>'
+    )
+    heading, text = prose_text(html)
+    assert heading == "Heading x"
+    assert "尚未翻译" not in text
+    assert "Divide by \\sqrt{d_k} now." in text  # inline math as its TeX, not MathML letters
+    assert "y = x" not in text and "…" in text  # display math is not indexed
+    assert "A figure" in text and text.endswith("after")
+
+
+def test_stray_end_tags_do_not_lose_text():
+    assert prose_text("<p>one</span> two</p></div><p>three</p>")[1] == "one two three"
+
+
+def test_index_js_assigns_a_global_and_round_trips():
+    entries = [
+        Entry("Title", "a/b.html", "", "", "summary"),
+        Entry("Title", "a/b.html", "sec", "Heading", "text </script><script>alert(1)</script> \u2028", ("f",)),
+    ]
+    js = index_js("zh", entries)
+    assert js.startswith("window.labmlSearchIndex=") and "</script>" not in js and "\u2028" not in js
+    data = parse_index_js(js)
+    assert data["lang"] == "zh" and data["titles"] == ["Title"]  # titles stored once
+    assert data["entries"][1] == [0, "a/b.html", "sec", "Heading", "text </script><script>alert(1)</script> \u2028", ["f"]]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to evaluate the script")
+def test_index_js_is_a_script_that_defines_the_index():
+    js = index_js("ru", [Entry("Ёлка", "x.html", "s", "Заголовок", 'кавычки " и \\ обратная', ("f",))])
+    out = subprocess.run(
+        ["node", "-e", "global.window = {};" + js + "process.stdout.write(JSON.stringify(window.labmlSearchIndex))"],
+        capture_output=True, text=True, check=True, timeout=30,
+    )
+    assert json.loads(out.stdout)["entries"][0][4] == 'кавычки " и \\ обратная'
+
+
+def test_build_writes_an_index_per_language_in_that_language(tmp_path):
+    src = write_tree(tmp_path / "src", {"toy/page.py": PAGE})
+    tr = tmp_path / "tr"
+    write_json(tr / "toy/page.zh.json", {
+        "Scaled scores": "缩放分数",
+        "<h1>Scaled scores</h1>\n<p>We divide by " + placeholder(0) + " before the softmax.</p>\n":
+            "<h1>缩放分数</h1>\n<p>在 softmax 之前除以" + placeholder(0) + "。</p>\n",
+    })
+    site = build(BuildConfig(src, tr, tmp_path / "site")).out
+    en = parse_index_js((site / "search-index.js").read_text(encoding="utf-8"))
+    zh = parse_index_js((site / "zh/search-index.js").read_text(encoding="utf-8"))
+    assert en["lang"] == "en" and zh["lang"] == "zh"
+    assert "Scaled scores" in en["titles"] and "缩放分数" in zh["titles"]
+    en_rows = {(r[1], r[2]): r for r in en["entries"]}
+    zh_rows = {(r[1], r[2]): r for r in zh["entries"]}
+    # URLs are relative to the language root and the same in every language.
+    assert set(en_rows) == set(zh_rows)
+    first = next(k for k in en_rows if k[1] and k[0] == "toy/page.html")
+    assert "before the softmax" in en_rows[first][4]
+    assert "在 softmax 之前除以" in zh_rows[first][4] and "\\sqrt{d_k}" in zh_rows[first][4]
+    scaling = next(r for r in en["entries"] if r[3] == "Scaling")
+    assert scaling[5] == ["scale"] and "Divide scores once." in scaling[4]
+    assert not scaling[4].startswith("Scaling")  # the heading is the title, not repeated in text
+    # Untranslated sections are indexed in English in the Chinese index (that is what the page shows).
+    assert any(r[3] == "Scaling" for r in zh["entries"])
+    # The search page exists in each language, works without fetch, and says JS is needed without it.
+    for prefix in ("", "zh/", "ru/"):
+        html = (site / prefix / "search.html").read_text(encoding="utf-8")
+        assert 'id="search-page-results"' in html and "<noscript>" in html
+    assert "搜索需要 JavaScript" in (site / "zh/search.html").read_text(encoding="utf-8")
