@@ -48,9 +48,10 @@ def chromium_available() -> bool:
     return CHROMIUM.exists()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Debian's Chromium through Playwright. In CI it must be there (.ci/run installs it)."""
+    """Debian's Chromium through Playwright, one per test module (Playwright's sync API allows only
+    one running instance at a time). In CI it must be there: .ci/run installs it."""
     import os
 
     if not chromium_available():

@@ -55,25 +55,6 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def browser():
-    """One browser for this module, closed when it ends (this overrides the session fixture):
-    other modules (test_math.py) start Playwright's sync API themselves, which fails while
-    another sync Playwright is still running."""
-    import os
-
-    if not chromium_available():
-        if os.environ.get("CI"):
-            pytest.fail("CI must have /usr/bin/chromium: .ci/run installs it")
-        pytest.skip("no /usr/bin/chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
 def base_url(built_site):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(built_site)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)

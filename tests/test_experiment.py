@@ -51,7 +51,9 @@ def test_learning_rate_schedule():
 
 def test_short_run_learns_saves_and_resumes_exactly(tmp_path):
     # Uninterrupted run of 30 steps
+    threads = torch.get_num_threads()
     full = train(tiny(tmp_path / "a", sample_len=20))
+    assert torch.get_num_threads() == threads, "train() must restore the thread count"
     assert full.step == 30 and len(full.losses) == 30
     assert full.losses[0] == pytest.approx(math.log(len(full.vocabulary)), abs=0.5)
     assert sum(full.losses[-5:]) / 5 < sum(full.losses[:5]) / 5 - 1.0
@@ -87,9 +89,9 @@ def test_resume_without_checkpoint_says_what_to_do(tmp_path):
 
 def test_command_line_flags_map_to_the_config():
     cfg = parse_args(["--steps", "7", "--seed", "3", "--device", "cpu", "--checkpoint", "x.pt",
-                      "--resume", "--batch-size", "4", "--no-fused"])
+                      "--resume", "--batch-size", "4", "--no-fused", "--threads", "0"])
     assert (cfg.steps, cfg.seed, cfg.device, cfg.checkpoint) == (7, 3, "cpu", "x.pt")
-    assert cfg.resume and not cfg.fused and cfg.batch_size == 4
+    assert cfg.resume and not cfg.fused and cfg.batch_size == 4 and cfg.threads == 0
     assert parse_args([]) == TrainConfig()
 
 

@@ -452,9 +452,8 @@ LAYOUT_FORMULAS = SUPPORTED + [r"\begin{align}a &= b + c \\ de &= f\end{align}"]
 LONG = " + ".join([r"\sum_d Q_{ibhd} K_{jbhd}"] * 8)
 
 
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs /usr/bin/chromium")
-def test_chromium_lays_out_every_formula(tmp_path: Path) -> None:
-    playwright = pytest.importorskip("playwright.sync_api")
+@pytest.mark.browser
+def test_chromium_lays_out_every_formula(tmp_path: Path, browser) -> None:
     blocks = [f'<div class="f">{tex_to_mathml(tex, True)}</div>' for tex in LAYOUT_FORMULAS]
     inline = [f'<p class="f">text {tex_to_mathml(tex, False)} text</p>' for tex in SUPPORTED[:12]]
     bigg = tex_to_mathml(r"\Bigg( x", False).replace("<mo ", '<mo id="bigg" ', 1)
@@ -470,49 +469,43 @@ def test_chromium_lays_out_every_formula(tmp_path: Path) -> None:
         + "</body></html>",
         encoding="utf-8",
     )
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update"],
+    tab = browser.new_page(viewport={"width": 360, "height": 800})  # a narrow phone
+    try:
+        tab.goto(page.as_uri())
+        tab.evaluate("document.fonts.ready")
+        assert tab.evaluate("document.fonts.check('20px \"Latin Modern Math\"')")
+        assert tab.evaluate("[...document.fonts].some(f => f.family.includes('Latin Modern Math') && f.status === 'loaded')")
+
+        sizes = tab.evaluate(
+            "[...document.querySelectorAll('math')].map(m => {const r = m.getBoundingClientRect();"
+            " return [r.width, r.height, (m.querySelector('annotation') || m).textContent]})"
         )
-        try:
-            tab = browser.new_page(viewport={"width": 360, "height": 800})  # a narrow phone
-            tab.goto(page.as_uri())
-            tab.evaluate("document.fonts.ready")
-            assert tab.evaluate("document.fonts.check('20px \"Latin Modern Math\"')")
-            assert tab.evaluate("[...document.fonts].some(f => f.family.includes('Latin Modern Math') && f.status === 'loaded')")
+        assert len(sizes) == len(LAYOUT_FORMULAS) + 12 + 3
+        empty = [tex for width, height, tex in sizes if not (width > 0 and height > 0)]
+        assert empty == []
 
-            sizes = tab.evaluate(
-                "[...document.querySelectorAll('math')].map(m => {const r = m.getBoundingClientRect();"
-                " return [r.width, r.height, (m.querySelector('annotation') || m).textContent]})"
-            )
-            assert len(sizes) == len(LAYOUT_FORMULAS) + 12 + 3
-            empty = [tex for width, height, tex in sizes if not (width > 0 and height > 0)]
-            assert empty == []
+        plain = tab.evaluate("document.getElementById('plain').getBoundingClientRect().height")
+        bigg = tab.evaluate("document.getElementById('bigg').getBoundingClientRect().height")
+        assert bigg > 2 * plain, (bigg, plain)  # \Bigg( stretched (2.47em) via the MATH table
 
-            plain = tab.evaluate("document.getElementById('plain').getBoundingClientRect().height")
-            bigg = tab.evaluate("document.getElementById('bigg').getBoundingClientRect().height")
-            assert bigg > 2 * plain, (bigg, plain)  # \Bigg( stretched (2.47em) via the MATH table
+        # A wide formula scrolls inside its own box; the page itself does not get wider.
+        long = tab.evaluate(
+            "(() => {const m = document.querySelector('#long math'); const r = m.getBoundingClientRect();"
+            " const first = m.querySelector('mrow').getBoundingClientRect();"
+            " return [m.scrollWidth, m.clientWidth, first.left - r.left, document.documentElement.scrollWidth]})()"
+        )
+        scroll_width, client_width, start_offset, page_width = long
+        assert scroll_width > client_width
+        assert start_offset >= 0  # its start is reachable, not cut off by centring
+        assert page_width <= 360
 
-            # A wide formula scrolls inside its own box; the page itself does not get wider.
-            long = tab.evaluate(
-                "(() => {const m = document.querySelector('#long math'); const r = m.getBoundingClientRect();"
-                " const first = m.querySelector('mrow').getBoundingClientRect();"
-                " return [m.scrollWidth, m.clientWidth, first.left - r.left, document.documentElement.scrollWidth]})()"
-            )
-            scroll_width, client_width, start_offset, page_width = long
-            assert scroll_width > client_width
-            assert start_offset >= 0  # its start is reachable, not cut off by centring
-            assert page_width <= 360
-
-            # align: the right-aligned column's cells end where the left-aligned column starts.
-            gaps = tab.evaluate(
-                "[...document.querySelectorAll('mtable.tex-align mtr')].map(tr => {"
-                " const [left, right] = tr.querySelectorAll('mtd');"
-                " return right.getBoundingClientRect().left - left.lastElementChild.getBoundingClientRect().right})"
-            )
-            assert gaps
-            assert all(abs(gap) < 1.0 for gap in gaps), str(gaps)
-        finally:
-            browser.close()
+        # align: the right-aligned column's cells end where the left-aligned column starts.
+        gaps = tab.evaluate(
+            "[...document.querySelectorAll('mtable.tex-align mtr')].map(tr => {"
+            " const [left, right] = tr.querySelectorAll('mtd');"
+            " return right.getBoundingClientRect().left - left.lastElementChild.getBoundingClientRect().right})"
+        )
+        assert gaps
+        assert all(abs(gap) < 1.0 for gap in gaps), str(gaps)
+    finally:
+        tab.close()

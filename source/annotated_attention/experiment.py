@@ -24,7 +24,7 @@ entropy, saves a checkpoint to `checkpoints/attention.pt` and prints a generated
 
 * `--steps N`: train until step `N`; `--seed S`: change the random seed.
 * `--device cpu` or `--device cuda`: the default picks CUDA when it is available. On CUDA the
-  model runs in bfloat16 autocast.
+  model runs in bfloat16 autocast. `--threads N` sets the number of CPU threads (default 1).
 * `--checkpoint PATH`, `--resume`: continue from a saved checkpoint, for example
   `--resume --steps 1000` to train further. Ctrl-C saves a checkpoint before stopping.
 * `torchrun --nproc_per_node 2 -m annotated_attention.experiment`: data-parallel training with
@@ -79,6 +79,11 @@ class TrainConfig:
     seed: int = 0
     # `auto`, `cpu`, `cuda` or `cuda:N`
     device: str = "auto"
+    # CPU threads for PyTorch; 0 keeps PyTorch's default (one per core). This model's matrices
+    # are small, so extra threads gain little and spend much of their time waiting for each
+    # other; on a machine that is busy with other work they can make a run several times
+    # slower. One thread is the predictable choice.
+    threads: int = 1
     checkpoint: str = "checkpoints/attention.pt"
     resume: bool = False
     # Characters to generate at the end
@@ -308,9 +313,14 @@ def train(cfg: TrainConfig, stop_at: Optional[int] = None) -> Result:
     """
     started = time.perf_counter()
     rt = setup(cfg.device)
+    threads = torch.get_num_threads()
+    if rt.device.type == "cpu" and cfg.threads > 0:
+        torch.set_num_threads(cfg.threads)
     try:
         return _train(cfg, rt, stop_at, started)
     finally:
+        # Leave the process as we found it (this matters when `train` is called from Python).
+        torch.set_num_threads(threads)
         if rt.world_size > 1:
             dist.destroy_process_group()
 
