@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import os
 import re
 from pathlib import Path
 from xml.etree import ElementTree
@@ -447,7 +446,6 @@ def test_css_loads_the_font_by_a_relative_url() -> None:
 # ------------------------------------------------------------------------------------------------
 # Layout in Chromium (skipped where there is no Chromium)
 
-CHROMIUM = "/usr/bin/chromium"
 LAYOUT_FORMULAS = SUPPORTED + [r"\begin{align}a &= b + c \\ de &= f\end{align}"]
 LONG = " + ".join([r"\sum_d Q_{ibhd} K_{jbhd}"] * 8)
 
