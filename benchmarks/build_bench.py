@@ -151,7 +151,7 @@ def _docstring(lines: list[str], indent: str) -> list[str]:
     return [f'{indent}r"""'] + [f"{indent}{l}".rstrip() for l in lines] + [f'{indent}"""']
 
 
-def make_file(w: Writer, title: str, siblings: list[str], target_lines: int = 140) -> str:
+def make_file(w: Writer, title: str, siblings: list[str], target_lines: int = 133) -> str:
     """One annotated module of about `target_lines` lines."""
     head = [
         'r"""',
@@ -270,11 +270,17 @@ def generate(root: Path, n_files: int, seed: int) -> tuple[Path, Path, list[str]
     return src, tr, rels
 
 
+EDIT_RE = r"(?m)^(# [^\n]*?)(?: \(edit \d+\))?$"  # the page's H1, in its module docstring
+
+
 def edit_one(src: Path, rel: str, n: int) -> None:
-    """Change one paragraph of prose, as an author does."""
+    """Change the page's first heading, as an author edits prose (repeatable: edit n replaces
+    edit n - 1)."""
+    import re
+
     path = src / rel
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("# Return $", f"# Edited {n}: return $", 1), encoding="utf-8")
+    path.write_text(re.sub(EDIT_RE, lambda m: f"{m.group(1)} (edit {n})", text, count=1), encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,8 +314,9 @@ print(json.dumps({
 # Serves a site the way `build.py serve` does, saves one file several times, and reports how long
 # each save took to reach the reload endpoint's long poll with the new page on disk.
 SERVE_DRIVER = r"""
-import json, os, sys, threading, time, urllib.request
+import json, os, re, sys, threading, time, urllib.request
 sys.path.insert(0, sys.argv[1])
+EDIT_RE = %r
 from pathlib import Path
 from labml_site.builder import BuildConfig, build
 from labml_site.serve import RELOAD_PATH, make_server, watch_and_rebuild
@@ -329,13 +336,13 @@ page_url = base + "/" + os.path.splitext(rel)[0] + ".html"
 latencies = []
 for n in range(int(edits)):
     current = urllib.request.urlopen(base + RELOAD_PATH).read().decode()
-    marker = f"Served edit {n} here"
+    marker = f"(edit {1000 + n})"
     path = Path(src) / rel
-    text = path.read_text(encoding="utf-8").replace("# Return $", f"# {marker}: return $", 1)
+    text = re.sub(EDIT_RE, lambda m: m.group(1) + " " + marker, path.read_text(encoding="utf-8"), count=1)
     saved = time.perf_counter()
     path.write_text(text, encoding="utf-8")
     # What the page's script does: a long poll that answers when the build number changes.
-    while True:
+    while time.perf_counter() - saved < 60:
         answer = urllib.request.urlopen(f"{base}{RELOAD_PATH}?after={current}").read().decode()
         if answer != current and marker in urllib.request.urlopen(page_url).read().decode():
             break
@@ -345,7 +352,7 @@ for n in range(int(edits)):
 stop.set()
 server.shutdown()
 print(json.dumps({"latencies": latencies, "rebuild_s": [r.seconds for r in rebuilds], "analysed": [r.stats.analysed for r in rebuilds]}))
-"""
+""" % EDIT_RE
 
 
 def _env() -> dict[str, str]:
