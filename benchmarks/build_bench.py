@@ -14,12 +14,14 @@ interpreter the way a user runs it:
 * unchanged: the same build again with nothing changed;
 * one edit: the same build after one file's prose changed;
 * pycco: `pycco -p -d OUT files…` on the same files, English only (the reference);
-* serve: in one long-lived process, the time from saving a file to the rebuilt page on disk and
-  the reload endpoint bumped (what the browser's polling script waits for).
+* serve: in one long-lived process running `labml_site.serve` as `build.py serve` does, the time
+  from saving a file to the reload long poll answering with the new page on disk.
 
-Prints wall seconds (interpreter start included), the builder's own seconds, pages per second, peak
-memory, the cold/Pycco ratio, and whether each goal is met. Exits 0 either way: speed goals live
-here, not in timed tests.
+Builds run from a private copy of `labml_site/` and `templates/` taken at the start, so edits to the
+working tree during a run cannot empty the cache (the builder's own files are part of every key).
+Prints wall seconds (interpreter start included), the builder's imports and its own seconds, CPU
+seconds of all its processes, pages per second, peak memory, the cold/Pycco ratio, and whether each
+goal is met. Exits 0 either way: speed goals live here, not in timed tests.
 """
 from __future__ import annotations
 

@@ -306,25 +306,31 @@ def _link_code_cached(
     """`linking.link_code`, page by page: a page's links depend on its own code and on what the
     whole site defines (`site_symbols`), so they are cached under both. Returns the linked pages
     and, for each, a key that identifies it (its analysis key and the site's symbols)."""
-    import pickle
-
     symbols = linking.site_symbols(pages)
-    symbols_digest = build_cache.digest(pickle.dumps(symbols, protocol=4))
+    symbols_digest = build_cache.value_digest(symbols)
     linked: dict[str, PageData] = {}
     linked_keys: dict[str, str] = {}
+    memo = cache.memo("linked")  # kept between `serve` rebuilds
     for rel, page in pages.items():
         key = linked_keys[rel] = build_cache.digest("linked", keys.get(rel, ""), symbols_digest)
+        if rel in keys and memo.get(key) is not None:
+            stats.link_reused += 1
+            linked[rel] = memo[key]
+            cache.remember(key, None)  # still in use: `prune` keeps the stored entry
+            continue
         code = cache.get(key) if rel in keys else build_cache.MISS
         if isinstance(code, tuple) and len(code) == len(page.sections):
             stats.link_reused += 1
-            linked[rel] = page if all(c is None for c in code) else replace(
+            result = page if all(c is None for c in code) else replace(
                 page, sections=tuple(s if c is None else replace(s, code_html=c) for s, c in zip(page.sections, code))
             )
-            continue
-        result = linking.link_page(page, linking.references(page, symbols))
-        stats.linked += 1
+        else:
+            result = linking.link_page(page, linking.references(page, symbols))
+            stats.linked += 1
+            if rel in keys:
+                cache.put(key, tuple(None if new.code_html == old.code_html else new.code_html for old, new in zip(page.sections, result.sections)))
         if rel in keys:
-            cache.put(key, tuple(None if new.code_html == old.code_html else new.code_html for old, new in zip(page.sections, result.sections)))
+            memo[key] = result
         linked[rel] = result
     return linked, {rel: key for rel, key in linked_keys.items() if rel in keys}
 
@@ -332,12 +338,18 @@ def _link_code_cached(
 def _localized_pages(site: "_Site", lang: str, report: Report) -> dict[str, LocalPage]:
     """Every page in `lang`, from the prepared texts, with its findings reported as warnings."""
     local: dict[str, LocalPage] = {}
+    memo = site.cache.memo("local-page") if site.cache else {}  # kept between `serve` rebuilds
     for rel, data in site.pages.items():
         text = site.texts[rel][lang]
         report.extend(_not_fatal(text.catalog_findings))
         report.extend(_not_fatal(text.findings))
-        page = local[rel] = local_page(data, lang, text)
         text_key, page_key = site.text_keys.get(rel, {}).get(lang), site.page_keys.get(rel)
+        page = memo.get((text_key, page_key)) if text_key and page_key else None
+        if page is None:  # (the keys say what the page is made of, so a remembered one is equal)
+            page = local_page(data, lang, text)
+            if text_key and page_key:
+                memo[(text_key, page_key)] = page
+        local[rel] = page
         if text_key and page_key:
             # The sections are a function of the page's text and (linked) code, whose keys say
             # what they were made from: renders hash this token instead of the sections' HTML.
@@ -407,7 +419,7 @@ def _cached_output(site: "_Site", out_rel: str, key: str | None, produce: Callab
     made, reused = ("copied", "copy_reused") if copy else ("rendered", "render_reused")
     if cache is None or not cache.enabled or key is None:
         setattr(site.stats, made, getattr(site.stats, made) + 1)
-        return produce()
+        return _utf8(produce())
     key = build_cache.digest(key, cache.fingerprint)
     cache.manifest.record(out_rel, key)
     previous = cache.manifest.reusable(site.out, out_rel, key)
@@ -416,7 +428,13 @@ def _cached_output(site: "_Site", out_rel: str, key: str | None, produce: Callab
         site.reused.add(out_rel)
         return previous
     setattr(site.stats, made, getattr(site.stats, made) + 1)
-    return produce()
+    return _utf8(produce())
+
+
+def _utf8(content: str | bytes) -> bytes:
+    """Held as UTF-8 until written: a page with one non-Latin-1 character is otherwise held as 2
+    or 4 bytes per character, and a four-language site holds a thousand pages at once."""
+    return content.encode("utf-8") if isinstance(content, str) else content
 
 
 def _copies_not_links(site: "_Site") -> None:
@@ -678,6 +696,73 @@ def _write_site_extras(site: _Site) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Nothing changed: when every input of the build is what the last successful build used and the
+# site that build wrote is untouched, there is nothing to render, write or swap.
+
+
+@dataclass
+class _LastBuild:
+    inputs: str  # _inputs_digest of that build
+    findings: list[Finding]  # its report
+    files: dict[str, tuple[int, int, int]]  # every file it wrote: out rel → (size, mtime_ns, inode)
+
+
+def _inputs_digest(site: _Site, prepared: Prepared) -> str:
+    """Every input of the build: the builder, the theme, the configuration, the UI catalogs, and
+    each source, translation (through the keys prepare_pages made from their bytes) and asset."""
+    config = site.config
+    parts: list[str | bytes] = [site.cache.fingerprint if site.cache else "", site.theme_key, build_cache.value_digest(config)]
+    parts += [build_cache.value_digest(load_ui(lang)) for lang in config.langs]
+    for file in site.files.pages:
+        parts.append(prepared.keys[file.rel])
+        parts.extend(prepared.text_keys.get(file.rel, {}).get(lang, "-") for lang in config.langs)
+    for rel, asset in sorted(site.files.assets.items()):
+        parts += [rel, build_cache.files_digest([asset.path])]
+    return build_cache.digest(*parts)
+
+
+def _last_build_path(site: _Site) -> Path:
+    return site.cache.root / "last-build.pkl"
+
+
+def _unchanged_since_last_build(site: _Site, inputs: str) -> _LastBuild | None:
+    """The last build's record when its inputs were `inputs` and its files are all still there,
+    untouched, and alone in the site."""
+    if site.cache is None or not site.cache.enabled:
+        return None
+    last = site.cache.load_record(_last_build_path(site))
+    if not isinstance(last, _LastBuild) or last.inputs != inputs:
+        return None
+    count = 0
+    for folder, _dirs, names in os.walk(site.out):
+        for name in names:
+            path = os.path.join(folder, name)
+            known = last.files.get(os.path.relpath(path, site.out).replace(os.sep, "/"))
+            try:
+                st = os.stat(path)
+            except OSError:
+                return None
+            if known is None or known != (st.st_size, st.st_mtime_ns, st.st_ino):
+                return None
+            count += 1
+    return last if count == len(last.files) else None
+
+
+def _record_build(site: _Site, inputs: str, report: Report) -> None:
+    """After a successful swap: what this build read and wrote, for `_unchanged_since_last_build`."""
+    if site.cache is None or not site.cache.enabled:
+        return
+    files: dict[str, tuple[int, int, int]] = {}
+    for rel in site.outputs:
+        try:
+            st = os.stat(os.path.join(site.out, rel))
+        except OSError:
+            return  # something else changed the site already: record nothing
+        files[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    site.cache.save_record(_last_build_path(site), _LastBuild(inputs, list(report.findings), files))
+
+
+# ---------------------------------------------------------------------------------------------
 # Writing
 
 
@@ -731,6 +816,12 @@ def build(config: BuildConfig) -> BuildResult:
     site = _Site(config, files, pages, theme, config.site_title)
     site.texts, site.cache, site.stats, site.out, site.theme_key = prepared.texts, cache, stats, out, theme.fingerprint()
     site.page_keys, site.text_keys = page_keys, prepared.text_keys
+    inputs = _inputs_digest(site, prepared)
+    last = _unchanged_since_last_build(site, inputs)
+    if last is not None:  # the site on disk is exactly what this build would write
+        stats.site_unchanged = True
+        localized = {lang: _localized_pages(site, lang, Report()) for lang in config.langs}
+        return BuildResult(out, Report(list(last.findings)), pages, localized, 0, time.perf_counter() - started, stats)
 
     localized = {}
     for lang in config.langs:
@@ -755,6 +846,7 @@ def build(config: BuildConfig) -> BuildResult:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     cache.finish(out)
+    _record_build(site, inputs, report)
     return BuildResult(out, report, pages, localized, written, time.perf_counter() - started, stats)
 
 

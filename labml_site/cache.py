@@ -140,7 +140,7 @@ def _describe(value: Any) -> Any:
         return ["<dataclass>", f"{cls.__module__}.{cls.__qualname__}", *[getattr(value, n) for n in _field_names(cls)]]
     if hasattr(value, "__self__") and hasattr(value, "__func__"):  # a bound method, e.g. ui.gettext
         func = value.__func__
-        return ["<method>", f"{func.__module__}.{func.__qualname__}", value.__self__]
+        return ["<method>", f"{func.__module__}.{func.__qualname__}", _owner_digest(value.__self__)]
     if isinstance(value, (set, frozenset)):
         return ["<set>", sorted((_ENCODER.encode(v) for v in value))]
     if isinstance(value, bytes):
@@ -148,6 +148,20 @@ def _describe(value: Any) -> Any:
     if isinstance(value, tuple):  # only reached for tuple subclasses (named tuples)
         return ["<tuple>", f"{cls.__module__}.{cls.__qualname__}", list(value)]
     return ["<repr>", f"{cls.__module__}.{cls.__qualname__}", repr(value)]
+
+
+_OWNERS: dict[int, tuple[Any, str]] = {}  # id → (object, digest); emptied by BuildCache.open
+
+
+def _owner_digest(owner: Any) -> str:
+    """The digest of a bound method's object (the UI, whose gettext every context carries),
+    computed once per build rather than once per page."""
+    known = _OWNERS.get(id(owner))
+    if known is not None and known[0] is owner:
+        return known[1]
+    result = value_digest(owner)
+    _OWNERS[id(owner)] = (owner, result)
+    return result
 
 
 class _Encoder(json.JSONEncoder):
@@ -347,10 +361,33 @@ class BuildStats:
     render_reused: int = 0  # pages hard-linked from the previous site
     copied: int = 0  # files published as they are (sources, figures, static files), copied
     copy_reused: int = 0
+    site_unchanged: bool = False  # every input as last time and the site untouched: nothing written
     workers: int = 1  # processes used for analysis and localization
 
 
 _MEMORY: dict[Path, dict[str, Any]] = {}  # cache folder → objects, for long-lived processes
+
+
+class _Memo(dict):
+    """A dict that forgets, at `finish`, the keys the current build did not read or write."""
+
+    def start(self) -> None:
+        self.touched: set = set()
+
+    def get(self, key, default=None):
+        self.touched.add(key)
+        return super().get(key, default)
+
+    def __setitem__(self, key, value) -> None:
+        self.touched.add(key)
+        super().__setitem__(key, value)
+
+    def forget_untouched(self) -> None:
+        for key in [k for k in self if k not in getattr(self, "touched", ())]:
+            del self[key]
+
+
+_MEMO: dict[tuple[Path, str], _Memo] = {}
 
 
 @dataclass
@@ -362,16 +399,30 @@ class BuildCache:
     manifest: RenderManifest
     fingerprint: str
     enabled: bool = True
+    memos_started: set[str] = field(default_factory=set)
 
     @classmethod
     def open(cls, out: Path, enabled: bool = True, keep_in_memory: bool = False) -> "BuildCache":
         root = cache_dir_for(out)
         memory = _MEMORY.setdefault(root, {}) if keep_in_memory else None
+        _OWNERS.clear()
         manifest = RenderManifest.load(root / "rendered.pkl") if enabled else RenderManifest(root / "rendered.pkl")
         return cls(root, ObjectStore(root, memory), manifest, builder_fingerprint(), enabled)
 
     def get(self, key: str) -> Any:
         return self.store.get(key) if self.enabled else MISS
+
+    def memo(self, kind: str) -> dict[str, Any]:
+        """A dict for derived objects that a long-lived process (`serve`) keeps from one build to
+        the next, keyed by cache keys (so an entry is never stale); a fresh dict otherwise.
+        `finish` drops the entries this build did not use."""
+        if self.store.memory is None or not self.enabled:
+            return {}
+        memo = _MEMO.setdefault((self.root, kind), _Memo())
+        if kind not in self.memos_started:
+            self.memos_started.add(kind)
+            memo.start()
+        return memo
 
     def put(self, key: str, value: Any) -> None:
         if self.enabled:
@@ -382,8 +433,26 @@ class BuildCache:
         long-lived process has it in memory)."""
         if self.enabled:
             self.store.used.add(key)
-            if self.store.memory is not None:
+            if self.store.memory is not None and value is not None:
                 self.store.memory[key] = value
+
+    def load_record(self, path: Path) -> Any:
+        """A record written by `save_record`, or MISS."""
+        data = read_bytes(path) if self.enabled else None
+        return _decode(data) if data is not None else MISS
+
+    def save_record(self, path: Path, value: Any) -> None:
+        """Write one small checksummed record (e.g. what the last build read and wrote)."""
+        if not self.enabled:
+            return
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.root)
+            with os.fdopen(fd, "wb") as f:
+                f.write(_encode(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)))
+            os.replace(tmp, path)
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass
 
     def finish(self, out: Path) -> None:
         """After a successful swap: remember the rendered pages, drop entries nobody used."""
@@ -391,6 +460,9 @@ class BuildCache:
             return
         self.manifest.save(out)
         self.store.prune()
+        for (root, _kind), memo in _MEMO.items():
+            if root == self.root:
+                memo.forget_untouched()
 
 
 __all__ = [

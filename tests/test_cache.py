@@ -128,20 +128,45 @@ def test_unchanged_rebuild_computes_nothing_and_keeps_files(tmp_path):
     src, tr = make_tree(tmp_path)
     first = build(config(src, tr, tmp_path / "site"))
     assert first.stats.analysed == 3 and first.stats.localized == 3 * len(LANGS)
+    assert not first.stats.site_unchanged
     before = snapshot(first.out)
     inode = os.stat(first.out / "toy/page.html").st_ino
 
     again = build(config(src, tr, tmp_path / "site"))
     s = again.stats
+    assert s.site_unchanged and again.files_written == 0
     assert (s.analysed, s.localized, s.linked, s.rendered, s.copied) == (0, 0, 0, 0, 0)
     assert s.analysis_reused == 3 and s.localization_reused == 3 * len(LANGS)
+    assert snapshot(again.out) == before and os.stat(again.out / "toy/page.html").st_ino == inode
+    # The result still describes every page in every language, with the same findings.
+    assert set(again.localized) == set(LANGS) and len(again.localized["zh"]) == 3
+    assert again.localized["zh"]["toy/page.py"].title == first.localized["zh"]["toy/page.py"].title
+    assert [f.format() for f in again.report.findings] == [f.format() for f in first.report.findings]
+
+
+def test_touched_output_is_rendered_again_and_the_rest_hard_linked(tmp_path):
+    src, tr = make_tree(tmp_path)
+    first = build(config(src, tr, tmp_path / "site"))
+    before = snapshot(first.out)
+    inode = os.stat(first.out / "toy/page.html").st_ino
+    os.utime(first.out / "zh/toy/user.html", ns=(1, 1))  # not the file that build wrote any more
+
+    again = build(config(src, tr, tmp_path / "site"))
+    s = again.stats
+    assert not s.site_unchanged
+    assert (s.analysed, s.localized, s.linked, s.rendered, s.copied) == (0, 0, 0, 1, 0)
     assert s.render_reused > 0 and s.copy_reused > 0
     assert snapshot(again.out) == before
     # Unchanged pages are the previous build's files, hard-linked into the new site.
     assert os.stat(again.out / "toy/page.html").st_ino == inode
-    # The result still describes every page in every language.
-    assert set(again.localized) == set(LANGS) and len(again.localized["zh"]) == 3
-    assert [f.format() for f in again.report.findings] == [f.format() for f in first.report.findings]
+
+
+def test_extra_file_in_the_site_means_a_real_build(tmp_path):
+    src, tr = make_tree(tmp_path)
+    build(config(src, tr, tmp_path / "site"))
+    (tmp_path / "site/stray.html").write_text("not ours", encoding="utf-8")
+    again = build(config(src, tr, tmp_path / "site"))
+    assert not again.stats.site_unchanged and not (again.out / "stray.html").exists()
 
 
 def test_site_swap_still_happens_and_old_folders_are_cleaned(tmp_path):
