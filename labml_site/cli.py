@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import Sequence
 
-from .findings import Finding, Report
+from .findings import Finding
 from .render import DEFAULT_TEMPLATES
 
 ROOT = Path.cwd()

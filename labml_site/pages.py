@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from . import highlight

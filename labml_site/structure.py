@@ -130,11 +130,25 @@ def translation_path(translations_dir: Path, page: SourceFile, lang: str) -> Pat
     return catalog_path(translations_dir, page.base, lang)
 
 
+_UNCLEAN_SEGMENTS = frozenset(("", ".", ".."))
+
+
 def relative_url(from_url: str, to_url: str) -> str:
-    """A link from one output file to another, relative so the site works from file:// too."""
-    start = posixpath.dirname(from_url) or "."
-    rel = posixpath.relpath(to_url, start)
-    return rel
+    """A link from one output file to another, relative so the site works from file:// too.
+
+    Every page asks for a dozen of these, so the clean URLs the builder makes (no empty, "." or
+    ".." segments) are handled as plain list work; anything else goes through posixpath.
+    """
+    start = from_url.rpartition("/")[0]
+    start_parts = start.split("/") if start else []
+    to_parts = to_url.split("/")
+    if _UNCLEAN_SEGMENTS.intersection(start_parts) or _UNCLEAN_SEGMENTS.intersection(to_parts):
+        return posixpath.relpath(to_url, posixpath.dirname(from_url) or ".")
+    i, n = 0, min(len(start_parts), len(to_parts))
+    while i < n and start_parts[i] == to_parts[i]:
+        i += 1
+    parts = [".."] * (len(start_parts) - i) + to_parts[i:]
+    return "/".join(parts) if parts else "."
 
 
 def lang_prefix(lang: str, base_lang: str) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from labml_site import cache as build_cache
-from labml_site import builder, i18n, linking
+from labml_site import builder, i18n, linking, outputs, prepare
 from labml_site.builder import BuildConfig, build
 from labml_site.pages import analyse
 from labml_site.render import DEFAULT_TEMPLATES
@@ -261,7 +261,8 @@ def test_ui_catalog_change_shows(tmp_path, monkeypatch):
         start = content.index(f'msgid "{msgid}"\nmsgstr "') + len(f'msgid "{msgid}"\nmsgstr "')
         content = content[:start] + "改" + content[start:]
     po.write_text(content, encoding="utf-8")
-    monkeypatch.setattr(builder, "load_ui", lambda lang: i18n.load_ui(lang, locales))
+    for module in (builder, prepare, outputs):  # each stage that reads UI strings
+        monkeypatch.setattr(module, "load_ui", lambda lang: i18n.load_ui(lang, locales))
 
     result = build(config(src, tr, out))
     zh = text(out / "zh/toy/page.html")
@@ -277,7 +278,7 @@ def test_builder_change_invalidates_everything(tmp_path, monkeypatch):
     build(config(src, tr, out))
 
     # A new builder (different fingerprint) whose analysis renders titles differently.
-    real = builder.analyse
+    real = prepare.analyse
 
     def new_analyse(rel, url, source):
         from dataclasses import replace
@@ -285,7 +286,7 @@ def test_builder_change_invalidates_everything(tmp_path, monkeypatch):
         page = real(rel, url, source)
         return replace(page, title=page.title + " (v2)")
 
-    monkeypatch.setattr(builder, "analyse", new_analyse)
+    monkeypatch.setattr(prepare, "analyse", new_analyse)
     monkeypatch.setattr(build_cache, "builder_fingerprint", lambda: "a-new-builder")
     result = build(config(src, tr, out))
     assert "Scaled scores (v2)" in text(out / "toy/page.html")
@@ -337,7 +338,7 @@ def test_code_links_follow_definitions_on_other_pages(tmp_path):
     result = build(config(src, tr, out))
     assert result.stats.analysed == 1
     assert not [n for s in result.pages["toy/user.py"].sections for _, n in linking.iter_links(s.code_html) if n == "scale"]
-    unlinked = {rel: builder._analyse_file((rel, p.url, str(src / rel))) for rel, p in result.pages.items()}
+    unlinked = {rel: prepare._analyse_file((rel, p.url, str(src / rel))) for rel, p in result.pages.items()}
     assert result.pages == linking.link_code(unlinked)
 
 
@@ -439,7 +440,7 @@ def test_value_digest_is_stable_and_distinguishes(tmp_path):
 
 def test_parallel_build_equals_serial_build(tmp_path):
     files = {"toy/__init__.py": INDEX, "toy/page.py": PAGE, "toy/user.py": USER}
-    for i in range(builder.PARALLEL_MIN_FILES):
+    for i in range(prepare.PARALLEL_MIN_FILES):
         files[f"toy/more/p{i}.py"] = PAGE.replace("Scaled scores", f"Scaled scores {i}")
     src, tr = make_tree(tmp_path, files)
     parallel = build(config(src, tr, tmp_path / "a", jobs=2))

@@ -1,0 +1,176 @@
+"""The build's outputs: reusing unchanged files of the previous site, noticing that nothing
+changed at all, writing the new site into a temporary folder and swapping it in.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from . import cache as build_cache
+from .findings import Finding, Report
+from .i18n import load_ui
+
+if TYPE_CHECKING:
+    from .builder import _Site
+    from .prepare import Prepared
+
+
+def _digestible(site: "_Site", context: dict) -> dict:
+    """The context with its sections replaced by their token when they are exactly (the same
+    objects) the sections `_localized_pages` made; otherwise unchanged, and hashed in full."""
+    sections = context.get("sections")
+    entry = site.section_tokens.get(id(sections)) if sections else None
+    if entry is None or entry[0] is not sections or len(sections) != len(entry[1]):
+        return context
+    if not all(a is b for a, b in zip(sections, entry[1])):
+        return context
+    return {**context, "sections": ["<sections>", entry[2]]}
+
+
+def render_page(site: "_Site", out_rel: str, template: str, context: dict) -> str | Path:
+    """A rendered page, or the previous site's file for it when everything it is made from (its
+    context, the template, the theme, the builder) is unchanged: that file is hard-linked into
+    the new site instead of being rendered and written again."""
+    try:
+        key = build_cache.digest("render", site.theme_key, template, build_cache.value_digest(_digestible(site, context)))
+    except (TypeError, ValueError, RecursionError):  # a context value we cannot describe: render
+        key = None
+    return cached_output(site, out_rel, key, lambda: site.theme.render(template, **context))
+
+
+def cached_output(site: "_Site", out_rel: str, key: str | None, produce: Callable[[], str | bytes], copy: bool = False) -> str | bytes | Path:
+    """`produce()`, or the previous site's file for `out_rel` when it was produced from the same
+    `key` (a digest of every input of the output) by the same builder, and is untouched since."""
+    cache = site.cache
+    made, reused = ("copied", "copy_reused") if copy else ("rendered", "render_reused")
+    if cache is None or not cache.enabled or key is None:
+        setattr(site.stats, made, getattr(site.stats, made) + 1)
+        return _utf8(produce())
+    key = build_cache.digest(key, cache.fingerprint)
+    cache.manifest.record(out_rel, key)
+    previous = cache.manifest.reusable(site.out, out_rel, key)
+    if previous is not None:
+        setattr(site.stats, reused, getattr(site.stats, reused) + 1)
+        site.reused.add(out_rel)
+        return previous
+    setattr(site.stats, made, getattr(site.stats, made) + 1)
+    return _utf8(produce())
+
+
+def _utf8(content: str | bytes) -> bytes:
+    """Held as UTF-8 until written: a page with one non-Latin-1 character is otherwise held as 2
+    or 4 bytes per character, and a four-language site holds a thousand pages at once."""
+    return content.encode("utf-8") if isinstance(content, str) else content
+
+
+def copies_not_links(site: "_Site") -> None:
+    """Files published as they are (sources for "View source", figures, the theme's static
+    files) become copies in the site, not hard links to the originals: an editor that saves in
+    place would otherwise change the published site before, or without, a rebuild (and a failed
+    build must leave the previous site as it was). An unchanged one is the previous site's copy."""
+    for rel, content in list(site.outputs.items()):
+        if isinstance(content, Path) and rel not in site.reused:
+            data = content.read_bytes()
+            site.outputs[rel] = cached_output(site, rel, build_cache.digest("copy", data), lambda data=data: data, copy=True)
+
+
+
+# Nothing changed: when every input of the build is what the last successful build used and the
+# site that build wrote is untouched, there is nothing to render, write or swap.
+
+
+@dataclass
+class _LastBuild:
+    inputs: str  # inputs_digest of that build
+    findings: list[Finding]  # its report
+    files: dict[str, tuple[int, int, int]]  # every file it wrote: out rel → (size, mtime_ns, inode)
+
+
+def inputs_digest(site: _Site, prepared: Prepared) -> str:
+    """Every input of the build: the builder, the theme, the configuration, the UI catalogs, and
+    each source, translation (through the keys prepare_pages made from their bytes) and asset."""
+    config = site.config
+    parts: list[str | bytes] = [site.cache.fingerprint if site.cache else "", site.theme_key, build_cache.value_digest(config)]
+    parts += [build_cache.value_digest(load_ui(lang)) for lang in config.langs]
+    for file in site.files.pages:
+        parts.append(prepared.keys[file.rel])
+        parts.extend(prepared.text_keys.get(file.rel, {}).get(lang, "-") for lang in config.langs)
+    for rel, asset in sorted(site.files.assets.items()):
+        parts += [rel, build_cache.files_digest([asset.path])]
+    return build_cache.digest(*parts)
+
+
+def _last_build_path(site: _Site) -> Path:
+    return site.cache.root / "last-build.pkl"
+
+
+def unchanged_since_last_build(site: _Site, inputs: str) -> _LastBuild | None:
+    """The last build's record when its inputs were `inputs` and its files are all still there,
+    untouched, and alone in the site."""
+    if site.cache is None or not site.cache.enabled:
+        return None
+    last = site.cache.load_record(_last_build_path(site))
+    if not isinstance(last, _LastBuild) or last.inputs != inputs:
+        return None
+    count = 0
+    for folder, _dirs, names in os.walk(site.out):
+        for name in names:
+            path = os.path.join(folder, name)
+            known = last.files.get(os.path.relpath(path, site.out).replace(os.sep, "/"))
+            try:
+                st = os.stat(path)
+            except OSError:
+                return None
+            if known is None or known != (st.st_size, st.st_mtime_ns, st.st_ino):
+                return None
+            count += 1
+    return last if count == len(last.files) else None
+
+
+def record_build(site: _Site, inputs: str, report: Report) -> None:
+    """After a successful swap: what this build read and wrote, for `unchanged_since_last_build`."""
+    if site.cache is None or not site.cache.enabled:
+        return
+    files: dict[str, tuple[int, int, int]] = {}
+    for rel in site.outputs:
+        try:
+            st = os.stat(os.path.join(site.out, rel))
+        except OSError:
+            return  # something else changed the site already: record nothing
+        files[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    site.cache.save_record(_last_build_path(site), _LastBuild(inputs, list(report.findings), files))
+
+
+# Writing
+
+
+def write_outputs(outputs: dict[str, str | bytes | Path], root: Path) -> int:
+    made: set[Path] = set()
+    for rel, content in outputs.items():
+        target = root / rel
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
+        if isinstance(content, Path):
+            try:
+                os.link(content, target)  # cheap, and the source is never written through
+            except OSError:
+                shutil.copy2(content, target)
+        elif isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content, encoding="utf-8")
+    return len(outputs)
+
+
+def swap_in(new: Path, out: Path) -> None:
+    """Replace `out` by `new` with two renames, so readers never see a half-written site."""
+    old = out.with_name(f".{out.name}-old-{os.getpid()}")
+    if out.exists():
+        out.rename(old)
+    new.rename(out)
+    if old.exists():
+        shutil.rmtree(old, ignore_errors=True)
