@@ -118,7 +118,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return
         print_findings(result.report.findings, args.format, quiet=True)
         s = result.stats
-        print(f"rebuilt in {result.seconds:.2f} s ({s.analysed} files analysed, {s.rendered} pages rendered)", file=sys.stderr)
+        print(f"rebuilt in {result.seconds:.2f} s ({_count(s.analysed, 'file')} analysed, {_count(s.rendered, 'page')} rendered)", file=sys.stderr)
 
     rebuild()
     server, state = make_server(config.out, args.port)
@@ -131,6 +131,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         server.shutdown()
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
