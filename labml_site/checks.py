@@ -20,7 +20,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Literal
@@ -274,15 +275,16 @@ class HtmlSummary:
         return [v for t in self.tags for a, v in t.attrs if a in wanted and v is not None]
 
 
-class _Tokenizer(HTMLParser):
+class _Summarizer:
+    """Builds an `HtmlSummary` from a stream of tokens; fed by either tokenizer below, so the two
+    can only differ in how they split the text into tokens, never in what they conclude."""
+
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
         self.summary = HtmlSummary()
         self._open: list[tuple[str, int, int]] = []
 
-    def handle_starttag(self, tag, attrs):
-        line, col = self.getpos()
-        self.summary.tags.append(Tag(tag, tuple(attrs), line, col + 1))
+    def start(self, tag: str, attrs: list[tuple[str, str | None]], line: int, col: int) -> None:
+        self.summary.tags.append(Tag(tag, tuple(attrs), line, col))
         if not self._open:
             if tag in BLOCK_TAGS:
                 self.summary.top_blocks.append(tag)
@@ -292,31 +294,60 @@ class _Tokenizer(HTMLParser):
             else:
                 self.summary.outside_content = True
         if tag not in VOID_TAGS:
-            self._open.append((tag, line, col + 1))
+            self._open.append((tag, line, col))
 
-    def handle_startendtag(self, tag, attrs):
+    def start_end(self, tag: str, attrs: list[tuple[str, str | None]], line: int, col: int) -> None:
         # `<br/>`; for a non-void tag (`<p/>`) browsers ignore the slash, but the translation
         # should not be written that way anyway: treat it as opened and closed.
-        self.handle_starttag(tag, attrs)
+        self.start(tag, attrs, line, col)
         if tag not in VOID_TAGS:
             self._open.pop()
 
-    def handle_endtag(self, tag):
-        line, col = self.getpos()
+    def end(self, tag: str, line: int, col: int) -> None:
         if tag in VOID_TAGS and not any(t == tag for t, *_ in self._open):
             if tag != "br":  # `</br>` is an (odd) line break in browsers; anything else is stray
-                self.summary.stray_end.append((tag, line, col + 1))
+                self.summary.stray_end.append((tag, line, col))
             return
         for depth in range(len(self._open) - 1, -1, -1):
             if self._open[depth][0] == tag:
                 self.summary.unclosed.extend(self._open[depth + 1:])
                 del self._open[depth:]
                 return
-        self.summary.stray_end.append((tag, line, col + 1))
+        self.summary.stray_end.append((tag, line, col))
+
+    def data(self, text: str) -> None:
+        if not self._open and text.strip():
+            self.summary.outside_content = True
+
+    def finish(self) -> HtmlSummary:
+        self.summary.unclosed.extend(self._open)
+        self._open = []
+        return self.summary
+
+
+class _Tokenizer(HTMLParser):
+    """The strict path: the standard library's tolerant HTML tokenizer."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.summarizer = _Summarizer()
+        self.summary = self.summarizer.summary
+
+    def _col(self) -> tuple[int, int]:
+        line, col = self.getpos()
+        return line, col + 1
+
+    def handle_starttag(self, tag, attrs):
+        self.summarizer.start(tag, attrs, *self._col())
+
+    def handle_startendtag(self, tag, attrs):
+        self.summarizer.start_end(tag, attrs, *self._col())
+
+    def handle_endtag(self, tag):
+        self.summarizer.end(tag, *self._col())
 
     def handle_data(self, data):
-        if not self._open and data.strip():
-            self.summary.outside_content = True
+        self.summarizer.data(data)
 
     def handle_comment(self, data):
         self.summary.markup.append(f"<!--{shorten(data, 30)}-->")
@@ -332,12 +363,11 @@ class _Tokenizer(HTMLParser):
 
     def finish(self) -> HtmlSummary:
         self.close()
-        self.summary.unclosed.extend(self._open)
-        self._open = []
-        return self.summary
+        return self.summarizer.finish()
 
 
-def summarize_html(fragment: str) -> HtmlSummary:
+def summarize_html_strict(fragment: str) -> HtmlSummary:
+    """`summarize_html` through `html.parser` only (the reference the fast path is tested against)."""
     tokenizer = _Tokenizer()
     try:
         tokenizer.feed(fragment)
@@ -345,6 +375,138 @@ def summarize_html(fragment: str) -> HtmlSummary:
     except Exception as e:  # noqa: BLE001 - a parser crash must not crash the build
         tokenizer.summary.failed = f"{type(e).__name__}: {e}"
         return tokenizer.summary
+
+
+# The fast path: a tokenizer for the small, regular HTML that keys and values are made of. It
+# accepts a fragment only if the whole of it is text and tags of the plainest form: ASCII names,
+# attributes separated by ASCII whitespace, quoted values without `<` or `>`, bare values of a few
+# safe characters. For exactly those forms `html.parser` reads the same tag, attributes and text
+# (tests/test_fast_html.py checks this against the parser); anything else (a comment, a
+# declaration, a `<` that starts no such tag, odd quoting or spacing, a tag that switches the
+# parser into a raw-text mode) sends the whole fragment to the strict path.
+_SP = "[ \\t\\n\\r\\f]"
+
+
+def _attr_pattern(group: str) -> str:
+    """One attribute: a name, then maybe `=` and a double-quoted, single-quoted or bare value (a
+    bare value must end the tag or be followed by a space: `href=x/>` puts the slash in the
+    value). `group` is "(" to capture name and value, "(?:" not to."""
+    g = group
+    return (
+        rf"{_SP}+{g}[a-zA-Z][-a-zA-Z0-9_:.]*)"
+        rf"(?:{_SP}*={_SP}*(?:\"{g}[^\"<>]*)\"|'{g}[^'<>]*)'|{g}[-a-zA-Z0-9_.:]+)(?![^ \t\n\r\f>])))?"
+    )
+
+
+# One match: the text before a tag, and the tag (start: name, attributes, "/"; or end: name).
+_FAST_TOKEN = re.compile(
+    rf"([^<]*)(<(?:([a-zA-Z][a-zA-Z0-9]*)((?:{_attr_pattern('(?:')})*){_SP}*(/?)"
+    rf"|/([a-zA-Z][a-zA-Z0-9]*){_SP}*)>)"
+)
+_FAST_ATTR = re.compile(_attr_pattern("("))
+# Tags after which some version of `html.parser` stops reading tags (script and style in all,
+# the others in newer releases): never on the fast path, whatever the Python version.
+RAW_TEXT_TAGS = frozenset(
+    {"script", "style", "xmp", "iframe", "noembed", "noframes", "noscript", "textarea", "title",
+     "plaintext"}
+)
+
+# A start tag of one of those (plain names are ASCII letters and digits; ignoring case can only
+# find more).
+_RAW_TEXT_START = re.compile(rf"<(?:{'|'.join(sorted(RAW_TEXT_TAGS))})(?![a-zA-Z0-9])", re.IGNORECASE)
+
+PlainToken = tuple[str, str, str, str, str, str]
+
+
+def plain_tokens(fragment: str) -> tuple[list[PlainToken], str] | None:
+    """`fragment` as (text, tag, start name, attributes, "/" of `<x/>`, end name) per tag, and
+    the text after the last tag; or None unless every `<` in it starts a tag of the plain form
+    above and none of them opens a raw-text element. Texts are as written (not unescaped). Also
+    used by the search index (`search_index.py`)."""
+    # Anchored matches, one after the other: the scan stops at the first "<" that starts no
+    # plain tag, so it is linear in the length of the fragment, whatever the input.
+    matches = list(iter(_FAST_TOKEN.scanner(fragment).match, None))
+    end = matches[-1].end() if matches else 0
+    if fragment.find("<", end) >= 0 or _RAW_TEXT_START.search(fragment):
+        return None
+    return [m.groups("") for m in matches], fragment[end:]
+
+
+@lru_cache(maxsize=4096)
+def plain_attrs(attr_text: str) -> tuple[tuple[str, str | None], ...]:
+    """The attributes of a plain tag, as `html.parser` reports them (names lowercased, quotes
+    removed, character references decoded). Cached: the same few attribute strings
+    (`translate=no`, a page's links) come back in every block and every language."""
+    attrs = []
+    for a in _FAST_ATTR.finditer(attr_text):
+        name, value, single, bare = a.groups()
+        if value is None:
+            value = single if single is not None else bare  # still None: no value at all
+        if value and "&" in value:
+            value = unescape(value)
+        attrs.append((name.lower(), value))
+    return tuple(attrs)
+
+
+def _fast_summary(fragment: str) -> HtmlSummary | None:
+    """The summary of a plain fragment, or None when the strict parser must read it."""
+    plain = plain_tokens(fragment)
+    if plain is None:
+        return None
+    tokens, rest = plain
+    out = _Summarizer()
+    is_open = out._open  # the summarizer's stack of open elements (only read here)
+    summary = out.summary
+    line, line_start, pos = 1, 0, 0  # html.parser counts lines by "\n" only, as here
+    for text, tag, start, attr_text, close, end in tokens:
+        if text:
+            if not is_open and not summary.outside_content:
+                out.data(unescape(text) if "&" in text else text)
+            if "\n" in text:
+                line += text.count("\n")
+                line_start = pos + text.rfind("\n") + 1
+            pos += len(text)
+        col = pos - line_start + 1
+        if end:
+            out.end(end.lower(), line, col)
+        else:
+            name = start.lower()
+            attrs = plain_attrs(attr_text) if attr_text else ()
+            if close:
+                out.start_end(name, attrs, line, col)
+            else:
+                out.start(name, attrs, line, col)
+        if "\n" in tag:  # a line break between attributes, or inside a quoted value
+            line += tag.count("\n")
+            line_start = pos + tag.rfind("\n") + 1
+        pos += len(tag)
+    if rest and not is_open:
+        out.data(unescape(rest) if "&" in rest else rest)
+    return out.finish()
+
+
+def summarize_html(fragment: str) -> HtmlSummary:
+    """What the checks need to know about an HTML fragment; never raises."""
+    if "<" not in fragment and "&" not in fragment:
+        return HtmlSummary(outside_content=bool(fragment.strip()))  # plain text: titles, summaries
+    fast = _fast_summary(fragment)
+    return fast if fast is not None else summarize_html_strict(fragment)
+
+
+@lru_cache(maxsize=1024)
+def _shared_summary(fragment: str) -> HtmlSummary:
+    return summarize_html(fragment)
+
+
+def summarize_key(key: str) -> HtmlSummary:
+    """`summarize_html(key)`, remembered: each English key is checked once per language. Each
+    caller gets its own copy of the lists, so a check that changed one could not reach another
+    language's (the tags and positions in them are immutable)."""
+    s = _shared_summary(key)
+    return HtmlSummary(
+        list(s.tags), list(s.top_blocks), s.outside_content, list(s.stray_end), list(s.unclosed),
+        list(s.markup), s.failed,
+    )
 
 
 # Forms of the placeholder that are equivalent HTML (attribute quoted, extra spaces in the tag):
@@ -361,6 +523,9 @@ _LOOSE_PLACEHOLDER = re.compile(
 _LOOSE_IN_SPAN = re.compile(
     rf"(?:<span\b[^>]*>\s*)?(?P<token>{_LOOSE_PLACEHOLDER.pattern})(?:\s*</span\s*>)?"
 )
+# Every match of `_LOOSE_PLACEHOLDER` holds one of these (the caret forms): text without any
+# cannot hold a damaged placeholder, and the slow search above can be skipped.
+_MAYBE_CARET = re.compile(r"[\^＾]|%5|&#|&Hat;")
 _TRANSLATE_NO = re.compile(r"""translate\s*=\s*["']?no\b""", re.IGNORECASE)
 _ENCODED = re.compile(r"%5[eEfF]|&#|&Hat;")
 
@@ -386,7 +551,8 @@ def scan_placeholders(text: str) -> PlaceholderScan:
             return m.group(0)
         return " "  # the span around a damaged token is part of the same damage
 
-    rest = _LOOSE_IN_SPAN.sub(damaged, rest)
+    if _MAYBE_CARET.search(rest):
+        rest = _LOOSE_IN_SPAN.sub(damaged, rest)
     # What is left of a placeholder span: emptied, or wrapped around something else.
     scan.altered += [(m.group(0), None) for m in _TRANSLATE_NO.finditer(rest)]
     return scan
@@ -440,7 +606,7 @@ class EntryContext:
 
     @cached_property
     def key_html(self) -> HtmlSummary:
-        return summarize_html(self.key)
+        return summarize_key(self.key)
 
     @cached_property
     def value_html(self) -> HtmlSummary:
@@ -858,7 +1024,8 @@ def check_bad_characters(ctx: EntryContext) -> Iterator[Finding]:
 
 @entry_check("control-chars")
 def check_control_chars(ctx: EntryContext) -> Iterator[Finding]:
-    extra = sorted(set(_SUSPICIOUS_CHARS.findall(ctx.value)) - set(ctx.key))
+    found = _SUSPICIOUS_CHARS.findall(ctx.value)
+    extra = sorted(set(found) - set(ctx.key)) if found else []
     if extra:
         names = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, 'control')}" for c in extra)
         yield ctx.warning(
@@ -867,15 +1034,21 @@ def check_control_chars(ctx: EntryContext) -> Iterator[Finding]:
         )
 
 
-_LEADING_WS = re.compile(r"^\s*")
-_TRAILING_WS = re.compile(r"\s*$")
+def _leading_ws(text: str) -> str:
+    return text[: len(text) - len(text.lstrip())]
+
+
+def _trailing_ws(text: str) -> str:
+    # str.strip and the regex `\s` agree on what whitespace is; this is `\s*$`, without the
+    # regex's retry at every position of the text.
+    return text[len(text.rstrip()):]
 
 
 @entry_check("whitespace-differs")
 def check_edge_whitespace(ctx: EntryContext) -> Iterator[Finding]:
-    for name, pattern in (("leading", _LEADING_WS), ("trailing", _TRAILING_WS)):
-        english = pattern.search(ctx.key).group(0)
-        translated = pattern.search(ctx.value).group(0)
+    for name, edge in (("leading", _leading_ws), ("trailing", _trailing_ws)):
+        english = edge(ctx.key)
+        translated = edge(ctx.value)
         if english != translated:
             yield ctx.warning(
                 "whitespace-differs",
@@ -912,8 +1085,9 @@ def check_empty(ctx: EntryContext) -> Iterator[Finding]:
 
 def run_entry_checks(ctx: EntryContext) -> list[Finding]:
     findings: list[Finding] = []
+    empty = ctx.is_empty
     for check in registered_checks("entry"):
-        if check.skip_empty and ctx.is_empty:
+        if check.skip_empty and empty:
             continue
         findings.extend(check.fn(ctx))
     return findings

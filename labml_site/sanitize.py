@@ -11,6 +11,7 @@ so the lead's placeholder regex (`PLACEHOLDER_RE`) still finds every placeholder
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Collection
 
 import nh3
@@ -55,14 +56,60 @@ _C0 = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _URL_STRIP = re.compile(r"[\t\n\r]")
 
 
+_C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
+
+
 def normalise_url(value: str) -> str:
     """The URL a browser would actually use for this attribute value (already entity-decoded)."""
-    return _URL_STRIP.sub("", value).strip("".join(chr(c) for c in range(0x21)))
+    return _URL_STRIP.sub("", value).strip(_C0_AND_SPACE)
 
 
 def is_protocol_relative(url: str) -> bool:
     """`//host/…` (or the backslash spellings browsers accept) loads from another host."""
     return normalise_url(url)[:2] in {"//", "\\\\", "/\\", "\\/"}
+
+
+# The allowed hrefs and ids of the `sanitize` call running in this thread, for `_keep`: nh3 calls
+# the attribute filter back in the calling thread, so one prebuilt cleaner serves every call
+# (building nh3's configuration once, not per block, halves the time spent in nh3).
+_CALL = threading.local()
+
+
+def _keep(tag: str, attr: str, value: str) -> str | None:
+    urls, ids = getattr(_CALL, "allowed", (None, None))
+    if "<" in value or ">" in value:
+        return None  # markup in an attribute is a mutation-XSS classic; prose never has it
+    if attr in URL_ATTRIBUTES:
+        if is_protocol_relative(value):
+            return None
+        if urls is not None and normalise_url(value) not in urls:
+            return None
+    if attr == "id" and ids is not None and value not in ids:
+        return None
+    return value
+
+
+# Built from the allowlists above when the module loads; they are frozen, so it cannot go stale.
+_OPTIONS = dict(
+    tags=set(ALLOWED_TAGS),
+    clean_content_tags=set(DROP_WITH_CONTENT),
+    attributes={tag: set(attrs) for tag, attrs in ALLOWED_ATTRIBUTES.items()},
+    tag_attribute_values={
+        "span": {"translate": set(SPAN_TRANSLATE_VALUES)},
+        "th": {"align": set(CELL_ALIGN_VALUES)},
+        "td": {"align": set(CELL_ALIGN_VALUES)},
+    },
+    url_schemes=set(URL_SCHEMES),
+    attribute_filter=_keep,
+    strip_comments=True,
+    link_rel="noopener noreferrer",
+)
+# nh3 releases before `Cleaner` existed build the same configuration on every call instead.
+_CLEANER = nh3.Cleaner(**_OPTIONS) if hasattr(nh3, "Cleaner") else None
+
+
+def _clean(html: str) -> str:
+    return _CLEANER.clean(html) if _CLEANER is not None else nh3.clean(html, **_OPTIONS)
 
 
 def sanitize(
@@ -79,32 +126,10 @@ def sanitize(
     """
     urls = None if allowed_urls is None else {normalise_url(u) for u in allowed_urls}
     ids = None if allowed_ids is None else set(allowed_ids)
-
-    def keep(tag: str, attr: str, value: str) -> str | None:
-        if "<" in value or ">" in value:
-            return None  # markup in an attribute is a mutation-XSS classic; prose never has it
-        if attr in URL_ATTRIBUTES:
-            if is_protocol_relative(value):
-                return None
-            if urls is not None and normalise_url(value) not in urls:
-                return None
-        if attr == "id" and ids is not None and value not in ids:
-            return None
-        return value
-
-    cleaned = nh3.clean(
-        _C0.sub("", html),
-        tags=set(ALLOWED_TAGS),
-        clean_content_tags=set(DROP_WITH_CONTENT),
-        attributes={tag: set(attrs) for tag, attrs in ALLOWED_ATTRIBUTES.items()},
-        tag_attribute_values={
-            "span": {"translate": set(SPAN_TRANSLATE_VALUES)},
-            "th": {"align": set(CELL_ALIGN_VALUES)},
-            "td": {"align": set(CELL_ALIGN_VALUES)},
-        },
-        url_schemes=set(URL_SCHEMES),
-        attribute_filter=keep,
-        strip_comments=True,
-        link_rel="noopener noreferrer",
-    )
+    outer = getattr(_CALL, "allowed", (None, None))
+    _CALL.allowed = (urls, ids)
+    try:
+        cleaned = _clean(_C0.sub("", html))
+    finally:
+        _CALL.allowed = outer
     return _QUOTED_TRANSLATE_NO.sub("<span translate=no>", cleaned)

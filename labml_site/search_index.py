@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from html import unescape
 from html.parser import HTMLParser
 
+from .checks import plain_attrs, plain_tokens
 from .localize import LocalPage
 
 GLOBAL_NAME = "labmlSearchIndex"
@@ -20,7 +22,6 @@ SNIPPET_TEXT_LIMIT = 4000  # characters of text kept per section: enough to matc
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 _SKIPPED_CLASSES = {"untranslated-marker", "section-link"}
 _BLOCKS = {"p", "li", "div", "pre", "table", "tr", "ul", "ol", "blockquote", "dt", "dd", "br", "section"} | _HEADINGS
-_SPACE_RE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,8 @@ class _Text(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = dict(attrs)
-        classes = set((attributes.get("class") or "").split())
-        skip = bool(classes & _SKIPPED_CLASSES)
+        classes = attributes.get("class")
+        skip = bool(classes) and not _SKIPPED_CLASSES.isdisjoint(classes.split())
         if tag == "math":
             self.math_display = attributes.get("display") == "block"
             if self.math_display:
@@ -87,7 +88,7 @@ class _Text(HTMLParser):
             self.parts.append(" ")
 
     def handle_endtag(self, tag: str) -> None:
-        if not any(open_tag == tag for open_tag, _ in self.stack):
+        if (tag, False) not in self.stack and (tag, True) not in self.stack:
             return  # a stray end tag closes nothing
         while self.stack:
             open_tag, skip = self.stack.pop()
@@ -120,11 +121,95 @@ class _Text(HTMLParser):
 
 
 def _squash(text: str) -> str:
-    return _SPACE_RE.sub(" ", text).strip()
+    return " ".join(text.split())  # str.split and the regex `\s` agree on what whitespace is
+
+
+# MathML is most of the tags in prose (dozens per formula), but all `_Text` keeps of a formula is
+# its TeX annotation (inline) or " … " (display). `_compact_math` cuts each `<math>` element down
+# to `<math …><annotation>TeX</annotation></math>`, which `_Text` turns into the same text,
+# heading and state as the whole element: inside `<math>` it drops everything but the
+# annotation's text, and MathML names mean nothing to it. That holds when the formula is of the
+# form `tex_to_mathml` writes (MathML elements with double-quoted attributes, one TeX
+# annotation of plain text) and no MathML element is opened or closed outside a formula (its end
+# tag could close something inside one); otherwise the prose is returned unchanged. `prose_text`
+# uses the result only when the plain tokenizer accepts it, which also rules out a `<math>` in
+# a comment, a script or an attribute value.
+_MATHML_NAMES = (
+    "semantics|annotation|mrow|mi|mn|mo|ms|mtext|mspace|msub|msup|msubsup|mfrac|msqrt|mroot|"
+    "mover|munder|munderover|mstyle|mtable|mtr|mtd|menclose|mpadded|mphantom|merror|mfenced|"
+    "mmultiscripts|mprescripts|none|maction|mglyph|malignmark|maligngroup|mlabeledtr"
+)
+_SP = "[ \\t\\n\\r\\f]"
+_QUOTED_ATTRS = rf'(?:{_SP}+[a-zA-Z][-a-zA-Z0-9_:]*="[^"<>]*")*{_SP}*'
+# A text run must reach the next "<", and the alternatives cannot match at the same place: there
+# is one way to read a formula, so one that does not match fails in time linear in its length
+# (never by trying every way to split its text, which never ends).
+_MATH_ELEMENT = re.compile(
+    rf"<math{_QUOTED_ATTRS}>"
+    rf"((?:[^<]+(?=<)|<(?:{_MATHML_NAMES}){_QUOTED_ATTRS}/?>|</(?:{_MATHML_NAMES}){_SP}*>)*)</math>"
+)
+_TEX_ANNOTATION = re.compile(rf"<annotation{_QUOTED_ATTRS}>([^<]*)</annotation>")
+# Any tag html.parser could read as one of those names (it lowercases names; an end tag may
+# have spaces after "</"): found anywhere outside the matched formulas, nothing is compacted.
+_MATH_OR_MATHML_TAG = re.compile(rf"<(?:/\s*)?(?:math|{_MATHML_NAMES})(?![-.a-zA-Z0-9:_])", re.IGNORECASE)
+
+
+def _compact_math(prose_html: str) -> str:
+    if "<math" not in prose_html:
+        return prose_html
+    parts: list[str] = []
+    pos = 0
+    while (at := prose_html.find("<math", pos)) >= 0:
+        m = _MATH_ELEMENT.match(prose_html, at)
+        if m is None or _MATH_OR_MATHML_TAG.search(prose_html, pos, at):
+            return prose_html
+        inner = m.group(1)
+        annotation = _TEX_ANNOTATION.search(inner)
+        if annotation is None or inner.count("<annotation") != 1:
+            return prose_html
+        parts.append(prose_html[pos:m.start(1)])
+        parts.append(f"<annotation>{annotation.group(1)}</annotation></math>")
+        pos = m.end()
+    if _MATH_OR_MATHML_TAG.search(prose_html, pos):
+        return prose_html
+    parts.append(prose_html[pos:])
+    return "".join(parts)
+
+
+def _read_plain(parser: _Text, html: str) -> bool:
+    """Feed `html` to `parser`'s handlers from the plain-HTML tokenizer of `checks`, which gives
+    the same calls as `html.parser` for the HTML it accepts (tests/test_fast_html.py); False,
+    with nothing fed, when it does not accept `html`."""
+    plain = plain_tokens(html)
+    if plain is None:
+        return False
+    tokens, rest = plain
+    for text, _, start, attr_text, close, end in tokens:
+        if text:
+            parser.handle_data(unescape(text) if "&" in text else text)
+        if end:
+            parser.handle_endtag(end.lower())
+        elif close:
+            parser.handle_startendtag(start.lower(), plain_attrs(attr_text) if attr_text else ())
+        else:
+            parser.handle_starttag(start.lower(), plain_attrs(attr_text) if attr_text else ())
+    if rest:
+        parser.handle_data(unescape(rest) if "&" in rest else rest)
+    return True
 
 
 def prose_text(prose_html: str) -> tuple[str, str]:
     """(first heading, plain text) of a section's prose HTML."""
+    parser = _Text()
+    if _read_plain(parser, _compact_math(prose_html)):
+        return parser.result()
+    # Not plain HTML: html.parser reads it, MathML and all (compacting is exact only for HTML
+    # the plain tokenizer accepts).
+    return prose_text_strict(prose_html)
+
+
+def prose_text_strict(prose_html: str) -> tuple[str, str]:
+    """`prose_text` through `html.parser` alone: the reference the fast path is tested against."""
     parser = _Text()
     parser.feed(prose_html)
     parser.close()

@@ -436,6 +436,22 @@ def test_findings_name_path_line_and_key():
     assert (found[0].path, found[0].line, found[0].key) == ("t/x.zh.json", 7, HEADING_KEY)
 
 
+def test_unicode_edge_whitespace_counts_as_whitespace():
+    # the ideographic space a Chinese IME types, and a no-break space
+    assert warnings(HEADING_KEY, "\u3000" + HEADING_ZH) == ["whitespace-differs"]
+    assert warnings(TITLE_KEY, TITLE_ZH + "\xa0") == ["whitespace-differs"]
+    assert warnings(HEADING_KEY, HEADING_ZH) == []
+
+
+def test_a_key_checked_again_gives_the_same_findings():
+    # key summaries are remembered across entries (each key comes back in every language)
+    bad = HEADING_ZH.replace("<p>", "<p><!-- x -->")
+    first = check_entry(HEADING_KEY, bad)
+    assert codes(first) == ["unsafe-markup"]
+    assert check_entry(HEADING_KEY, HEADING_ZH) == []
+    assert check_entry(HEADING_KEY, bad) == first
+
+
 def test_parser_never_raises_on_garbage():
     for data in (b"\x00\xff{", b"{" * 50, b'{"a": {"b": [1, 2, {"c": nul', b"\xef\xbb\xbf", b"}"):
         parsed = parse_translation_bytes(data)

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 
 import pytest
 
 from labml_site.builder import BuildConfig, build
+from labml_site.localize import localize
+from labml_site.pages import analyse
 from labml_site.prose import placeholder
-from labml_site.search_index import Entry, index_js, parse_index_js, prose_text
+from labml_site.search_index import Entry, entries, index_js, parse_index_js, prose_text
 
 from conftest import write_json, write_tree
 
@@ -53,6 +56,19 @@ def test_prose_text_keeps_words_code_and_inline_tex_and_drops_markers():
     assert "Divide by \\sqrt{d_k} now." in text  # inline math as its TeX, not MathML letters
     assert "y = x" not in text and "…" in text  # display math is not indexed
     assert "A figure" in text and text.endswith("after")
+
+
+def test_index_text_of_a_page_with_math_has_the_tex_and_no_mathml():
+    page = localize(analyse("toy/page.py", "toy/page.html", PAGE), "en", None, "Not yet translated")
+    assert all("<math" in s.prose_html and "<mrow>" in s.prose_html for s in page.sections if s.has_prose)
+    found = entries({"toy/page.py": page}, {"toy/page.py": "toy/page.html"})
+    texts = {e.section: e.text for e in found}
+    assert texts["scaled-scores"] == "We divide by \\sqrt{d_k} before the softmax."
+    assert texts["scale"] == "Divide scores once. …"  # display math: a gap, not its letters
+    names = re.compile(r"\b(?:math|semantics|annotation|mrow|mi|mo|mn|msub|msup|msqrt|mfrac)\b")
+    for entry in found:
+        assert "<" not in entry.text and not names.search(entry.text), entry.text
+        assert "MathML" not in entry.text and "x-tex" not in entry.text
 
 
 def test_stray_end_tags_do_not_lose_text():

@@ -1,0 +1,421 @@
+"""The fast paths give what the strict ones give.
+
+`checks.summarize_html` reads the small, regular HTML of translation keys and values with a regular
+expression tokenizer and falls back to `html.parser` for anything it does not fully understand;
+`search_index.prose_text` cuts MathML down to its TeX annotation and reads the result with the same
+tokenizer; `sanitize` uses one prebuilt nh3 cleaner. Each is compared here with its reference
+(`summarize_html_strict`, `prose_text_strict`, a per-call `nh3.clean`) on random HTML (hypothesis),
+on the XSS vectors, on fixtures in the key format and on the project's own translations.
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from pathlib import Path
+
+import nh3
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from labml_site import checks, sanitize as sanitize_module, search_index
+from labml_site.checks import HtmlSummary, summarize_html, summarize_html_strict
+from labml_site.math import tex_to_mathml
+from labml_site.sanitize import sanitize
+from labml_site.search_index import prose_text, prose_text_strict
+
+from xss_vectors import ENGLISH_IDS, ENGLISH_URLS, TEXT_ONLY, VECTORS, carriers
+
+ROOT = Path(__file__).resolve().parent.parent
+SETTINGS = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# --------------------------------------------------------------------------------------------
+# Fixtures in the key format (written for these tests)
+
+KEYS_AND_VALUES = [
+    (
+        "<h2>Multi-head attention</h2>\n<p>We split <span translate=no>_^_0_^_</span> into "
+        "<span translate=no>_^_1_^_</span> heads.</p>\n",
+        "<h2>多头注意力</h2>\n<p>我们把<span translate=no>_^_0_^_</span>分成"
+        "<span translate=no>_^_1_^_</span>个头。</p>\n",
+    ),
+    (
+        '<p>See <a href="https://arxiv.org/abs/1706.03762">the paper</a> &amp; '
+        '<a href="softmax.html#scores">the scores</a>.</p>\n',
+        '<p>见<a href="https://arxiv.org/abs/1706.03762">论文</a>和<a href="softmax.html#scores">分数</a>。</p>\n',
+    ),
+    (
+        "<ul><li><span translate=no>_^_0_^_</span> is the query</li>\n"
+        "<li><span translate=no>_^_1_^_</span> is the key</li>\n"
+        "<p><em>Returns</em> the output.</p></ul>\n",
+        "<ul><li><span translate=no>_^_0_^_</span> — запрос</li>\n"
+        "<li><span translate=no>_^_1_^_</span> — ключ</li>\n"
+        "<p><em>Возвращает</em> выход.</p></ul>\n",
+    ),
+    (
+        "<p>Run this:</p>\n<span translate=no>_^_0_^_</span>\n<p>Then check &lt;shape&gt;.</p>\n",
+        "<p>运行：</p>\n<span translate=no>_^_0_^_</span>\n<p>然后检查 &lt;shape&gt;。</p>\n",
+    ),
+    (
+        '<p>As shown<sup id="fnref:1"><a class="footnote-ref" href="#fn:1">1</a></sup>.<br/>'
+        "Next <strong>line</strong><br />and <code>x</code>.</p>\n",
+        '<p>如图<sup id="fnref:1"><a class="footnote-ref" href="#fn:1">1</a></sup>。<br/>'
+        "下一<strong>行</strong><br />和<code>x</code>。</p>\n",
+    ),
+    (
+        '<table><thead><tr><th align="center">Shape</th><th align=right>Size</th></tr></thead>\n'
+        "<tbody><tr><td>x</td><td>3</td></tr></tbody></table>\n",
+        '<table><thead><tr><th align="center">形状</th><th align=right>大小</th></tr></thead>\n'
+        "<tbody><tr><td>x</td><td>3</td></tr></tbody></table>\n",
+    ),
+    ("Scaled dot-product attention", "Масштабированное внимание"),
+    ("", ""),
+]
+
+PLAIN_NAMES = ["p", "P", "span", "a", "A", "br", "BR", "h1", "h2", "li", "ul", "em", "strong",
+               "code", "sup", "div", "table", "td", "hr", "img", "math", "kbd", "details"]
+RAW_NAMES = ["script", "style", "textarea", "title", "xmp", "iframe", "noscript", "plaintext",
+             "SCRIPT", "Style"]
+ODD_NAMES = ["x-y", "a:b", "svg", "p1"]
+ATTR_NAMES = ["href", "translate", "id", "class", "onclick", "title", "align", "data-x", "HREF",
+              "xlink:href", "alt", "display"]
+PLAIN_VALUES = ['"x"', "'x'", "x", '"a&amp;b"', '"no"', "no", '"javascript:alert(1)"', '""',
+                "''", '"it\'s"', "'say \"hi\"'", '"line\nbreak"', '"&#60;b&#62;"', "center",
+                '"https://arxiv.org/abs/1706.03762"', '"#fn:1"', "a.b-c_d:e"]
+ODD_VALUES = ['"<b>"', '">"', "x/", "=", "'<'", '"a', "a'b", "`x`", "&amp;", '"\x00"']
+PLAIN_SPACES = [" ", "  ", "\t", "\n", "\r\n", "\f"]
+ODD_SPACES = ["\x0b", "\xa0", "\u3000", "\u2028", ""]
+TEXTS = ["Scores ", "多头注意力", "Внимание", " ", "\n", "\u3000", "\xa0", "&amp;", "&lt;", "&#60;",
+         "&#x3c;", "&", "&nbsp;", "&notanentity;", "&#0;", "&amp", "x > y", "a&b", "_^_0_^_",
+         "<span translate=no>_^_0_^_</span>", "\u202e", "\t"]
+ODD_MARKUP = ["<!-- c -->", "<!---->", "<!doctype html>", "<?pi x?>", "<![CDATA[x]]>", "<", "< p>",
+              "</>", "<a", "<p/x>", "</p x>", "</ p>", "<!", "<a href='x'title=y>", "</br>",
+              "<p//>", "<br/ >", "&lt;p&gt;", "<p\n>", "</p\n>", "<a href = \"x\" >"]
+
+
+@st.composite
+def start_tag(draw, names, values, spaces, plain) -> str:
+    name = draw(st.sampled_from(names))
+    attrs = "".join(
+        draw(st.sampled_from(spaces)) + draw(st.sampled_from(ATTR_NAMES))
+        + draw(st.sampled_from(["", "=" + draw(st.sampled_from(values)),
+                                draw(st.sampled_from(spaces)) + "=" + draw(st.sampled_from(spaces))
+                                + draw(st.sampled_from(values))]))
+        for _ in range(draw(st.integers(0, 3)))
+    )
+    space, slash = draw(st.sampled_from(["", *spaces])), draw(st.sampled_from(["", "/"]))
+    if plain and slash and not space and attrs and not attrs.endswith(("'", '"')):
+        space = " "  # `<a href=x/>`: html.parser reads the slash into the value; not plain
+    return f"<{name}{attrs}{space}{slash}>"
+
+
+@st.composite
+def end_tag(draw, names, spaces) -> str:
+    return f"</{draw(st.sampled_from(names))}{draw(st.sampled_from(['', *spaces]))}>"
+
+
+def fragments(plain_only: bool) -> st.SearchStrategy[str]:
+    names = PLAIN_NAMES if plain_only else PLAIN_NAMES + RAW_NAMES + ODD_NAMES
+    values = PLAIN_VALUES if plain_only else PLAIN_VALUES + ODD_VALUES
+    spaces = PLAIN_SPACES if plain_only else PLAIN_SPACES + ODD_SPACES
+    piece = st.one_of(
+        st.sampled_from(TEXTS),
+        st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="<"), max_size=8),
+        start_tag(names, values, spaces, plain_only),
+        end_tag(names, spaces),
+        *([] if plain_only else [st.sampled_from(ODD_MARKUP), st.text(max_size=6)]),
+    )
+    return st.lists(piece, max_size=14).map("".join)
+
+
+# --------------------------------------------------------------------------------------------
+# summarize_html
+
+
+def assert_same_summary(fragment: str) -> HtmlSummary | None:
+    strict = summarize_html_strict(fragment)
+    fast = checks._fast_summary(fragment)
+    if fast is not None:
+        assert fast == strict, fragment
+    assert summarize_html(fragment) == strict, fragment
+    assert checks.summarize_key(fragment) == strict, fragment
+    return fast
+
+
+@SETTINGS
+@given(fragments(plain_only=False))
+def test_fast_summary_equals_the_parser_on_any_html(fragment):
+    assert_same_summary(fragment)
+
+
+@SETTINGS
+@given(fragments(plain_only=True))
+def test_fast_summary_accepts_plain_html_and_equals_the_parser(fragment):
+    # Without the raw-text names, the odd values, spaces and markup, every "<" starts a plain tag:
+    # the fast path must take these (or this file would be comparing the parser with itself).
+    assert assert_same_summary(fragment) is not None, fragment
+
+
+@pytest.mark.parametrize("key, value", KEYS_AND_VALUES)
+def test_fixtures_in_the_key_format_take_the_fast_path(key, value):
+    for fragment in (key, value):
+        summary = assert_same_summary(fragment)
+        assert summary is not None or "<" not in fragment
+    assert checks.check_entry(key, value) == [] or key == ""
+
+
+def test_what_the_fast_path_refuses():
+    for fragment in (
+        "<p>a<!-- c --></p>", "<p><![CDATA[x]]></p>", "<!doctype html><p>x</p>", "<?php x ?>",
+        "<p>a < b</p>", '<a href="<b>">x</a>', "<a href='>'>x</a>", "<p\x0bclass=x>y</p>",
+        "<p\xa0class=x>y</p>", '<a href="x"title="y">z</a>', "<a href=x/>y", "</ p>", "</p x>",
+        "<script>alert(1)</script>", "<StYlE>p{}</style>", "<textarea><p></textarea>",
+        "<title>x</title>", "<a href=`x`>y</a>", "<p x=>y</p>",
+    ):
+        assert checks._fast_summary(fragment) is None, fragment
+        assert summarize_html(fragment) == summarize_html_strict(fragment)
+
+
+def test_positions_count_lines_like_the_parser():
+    fragment = '<p>one\ntwo</p>\n<p>three <a\nhref="x">four</a>\n</div>\n  <em>five'
+    fast = checks._fast_summary(fragment)
+    assert fast is not None and fast == summarize_html_strict(fragment)
+    assert fast.stray_end == [("div", 5, 1)] and fast.unclosed == [("p", 3, 1), ("em", 6, 3)]
+
+
+def _xss_fragments() -> list[str]:
+    found = []
+    for _, payload in VECTORS + TEXT_ONLY:
+        found.append(payload)
+        for _, key, value in carriers(payload):
+            found += [key, value]
+    return found
+
+
+def test_xss_vectors_give_the_same_summary():
+    fast = [assert_same_summary(fragment) for fragment in _xss_fragments()]
+    # the carriers themselves are plain: the fast path is exercised, not just bypassed
+    assert sum(f is not None for f in fast) > len(fast) // 4
+
+
+def test_the_projects_translations_give_the_same_summary():
+    files = sorted((ROOT / "translations").rglob("*.json"))
+    fragments_seen = 0
+    for path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            continue
+        for key, value in data.items():
+            for fragment in (key, value):
+                if isinstance(fragment, str):
+                    assert_same_summary(fragment)
+                    fragments_seen += 1
+    if not files:
+        pytest.skip("no translations in this checkout")
+    assert fragments_seen > 0
+
+
+def test_shared_key_summaries_cannot_leak_between_languages():
+    key = KEYS_AND_VALUES[0][0]
+    first = checks.summarize_key(key)
+    first.tags.clear()
+    first.top_blocks.append("evil")
+    second = checks.summarize_key(key)
+    assert second == summarize_html_strict(key)
+
+
+def test_adversarial_input_takes_linear_time():
+    # Each of these took minutes (or forever) with a tokenizer that retried at every position or
+    # a pattern that could split a text run many ways; the scan must stop at the first bad "<".
+    n = 200_000
+    started = time.perf_counter()
+    for fragment in ("a" * n + "< b", "<p>" + "a" * n, "<p" + " a=b" * (n // 4), "<p" + " " * n + "x",
+                     "<math>" + "x" * n, "<p><math><mi>" + "x" * 60 + "</p>" * 3):
+        assert summarize_html(fragment) == summarize_html_strict(fragment)
+        assert prose_text(fragment) == prose_text_strict(fragment)
+    assert time.perf_counter() - started < 20  # linear: well under a second on a slow machine
+
+
+# --------------------------------------------------------------------------------------------
+# Other equivalent shortcuts in checks.py
+
+WS_TEXT = st.text(alphabet=st.sampled_from([" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x85",
+                                            "\xa0", "\u2028", "\u3000", "\u200b", "a", "中", "_"]),
+                  max_size=12)
+
+
+@SETTINGS
+@given(WS_TEXT)
+def test_edge_whitespace_equals_the_regular_expressions(text):
+    assert checks._leading_ws(text) == re.search(r"^\s*", text).group(0)
+    assert checks._trailing_ws(text) == re.search(r"\s*$", text).group(0)
+
+
+CARET_TEXT = st.lists(
+    st.sampled_from(["_", "＿", "%5f", "^", "＾", "%5e", "%5E", "&#94;", "&#x5e;", "&Hat;", "0", "12",
+                     " ", "\n", "x", "<span translate=no>", "</span>", "&#", "%5", "Hat"]),
+    max_size=12,
+).map("".join)
+
+
+@SETTINGS
+@given(CARET_TEXT)
+def test_text_without_a_caret_form_holds_no_damaged_placeholder(text):
+    # scan_placeholders skips the slow search when _MAYBE_CARET finds nothing
+    if checks._MAYBE_CARET.search(text) is None:
+        assert checks._LOOSE_IN_SPAN.search(text) is None
+
+
+# --------------------------------------------------------------------------------------------
+# prose_text
+
+MATHML = [tex_to_mathml(tex, display) for tex, display in (
+    (r"\sqrt{d_k}", False), (r"\frac{a}{b} < c \& x", False), (r"x^2", True),
+    (r"\operatorname{softmax}\Big(Q K^\top\Big)", False), (r"\sum_{i=1}^{N} x_i", True),
+    (r"a \, b", False),
+)]
+PROSE_PIECES = MATHML + [
+    "<p>", "</p>", "<h2>", "</h2>", "<h1>Title</h1>", "<ul><li>", "</li></ul>", "<br/>", "<br>",
+    '<div class="untranslated" lang="en" data-status="missing">', "</div>",
+    '<span class="untranslated-marker" role="note">Not yet translated</span>',
+    '<code class="highlight"><span class="n">x</span><span class="o">=</span></code>',
+    '<img src="f.svg" alt="A figure" loading="lazy">', "<mspace width=\"1em\"/>", "<mi>x</mi>",
+    "<MATH>x</MATH>", '<math display="block">', "<math>", "</math>", "<annotation>t</annotation>",
+    "</ annotation>", "<!-- <math>x</math> -->", "<script>", "</script>", '<a title="<math>">',
+    "Divide by ", " now.", "&amp; ", "&lt;math&gt;", "\n", "尚未翻译", "<semantics>", "<mark>",
+    '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline"><semantics><mi>d</mi>'
+    '<annotation encoding="application/x-tex">a</annotation><annotation>b</annotation></semantics></math>',
+    '<math display="inline"><mrow><mi title="a>b">x</mi></mrow></math>',
+    '<math display="inline"><mi>x</mi></math>',
+]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(PROSE_PIECES), max_size=12).map("".join))
+def test_prose_text_equals_the_parser(html):
+    assert prose_text(html) == prose_text_strict(html), html
+
+
+@SETTINGS
+@given(fragments(plain_only=False))
+def test_prose_text_equals_the_parser_on_any_html(html):
+    assert prose_text(html) == prose_text_strict(html), html
+
+
+def test_math_is_compacted_to_its_annotation():
+    html = "<p>Divide by " + MATHML[1] + " and " + MATHML[2] + "</p>"
+    compact = search_index._compact_math(html)
+    assert "<mi>" not in compact and "<semantics>" not in compact
+    assert r"<annotation>\frac{a}{b} &lt; c \&amp; x</annotation></math>" in compact
+    assert prose_text(html) == prose_text_strict(html) == ("", r"Divide by \frac{a}{b} < c \& x and …")
+    # MathML outside a formula: left as it is (an end tag there could close one)
+    assert search_index._compact_math("<mi>" + html) == "<mi>" + html
+
+
+def test_the_projects_prose_gives_the_same_text():
+    from labml_site.localize import localize
+    from labml_site.pages import analyse
+    from labml_site.translations import Catalog
+
+    sources = sorted((ROOT / "source").rglob("*.py"))
+    if not sources:
+        pytest.skip("no tutorial source in this checkout")
+    seen = 0
+    for path in sources:
+        rel = path.relative_to(ROOT / "source").as_posix()
+        data = analyse(rel, rel, path.read_text(encoding="utf-8"))
+        for lang in ("en", "zh", "ru"):
+            catalog_path = ROOT / "translations" / f"{rel[:-3]}.{lang}.json"
+            catalog = Catalog.load(catalog_path, lang) if lang != "en" else None
+            for section in localize(data, lang, catalog, "Not yet translated").sections:
+                assert prose_text(section.prose_html) == prose_text_strict(section.prose_html)
+                seen += "<math" in section.prose_html
+    assert seen > 0  # the tutorial has math, so the compaction was exercised
+
+
+# --------------------------------------------------------------------------------------------
+# sanitize: one prebuilt cleaner equals a fresh nh3.clean per call
+
+
+def reference_sanitize(html, *, allowed_urls=None, allowed_ids=None):
+    """The sanitizer as it was written before the cleaner was prebuilt: nh3.clean per call."""
+    s = sanitize_module
+    urls = None if allowed_urls is None else {s.normalise_url(u) for u in allowed_urls}
+    ids = None if allowed_ids is None else set(allowed_ids)
+
+    def keep(tag, attr, value):
+        if "<" in value or ">" in value:
+            return None
+        if attr in s.URL_ATTRIBUTES:
+            if s.is_protocol_relative(value):
+                return None
+            if urls is not None and s.normalise_url(value) not in urls:
+                return None
+        if attr == "id" and ids is not None and value not in ids:
+            return None
+        return value
+
+    cleaned = nh3.clean(
+        s._C0.sub("", html),
+        tags=set(s.ALLOWED_TAGS),
+        clean_content_tags=set(s.DROP_WITH_CONTENT),
+        attributes={tag: set(attrs) for tag, attrs in s.ALLOWED_ATTRIBUTES.items()},
+        tag_attribute_values={
+            "span": {"translate": set(s.SPAN_TRANSLATE_VALUES)},
+            "th": {"align": set(s.CELL_ALIGN_VALUES)},
+            "td": {"align": set(s.CELL_ALIGN_VALUES)},
+        },
+        url_schemes=set(s.URL_SCHEMES),
+        attribute_filter=keep,
+        strip_comments=True,
+        link_rel="noopener noreferrer",
+    )
+    return s._QUOTED_TRANSLATE_NO.sub("<span translate=no>", cleaned)
+
+
+def _assert_same_sanitized(html: str) -> None:
+    for kwargs in ({}, {"allowed_urls": ENGLISH_URLS, "allowed_ids": ENGLISH_IDS},
+                   {"allowed_urls": [], "allowed_ids": []}):
+        assert sanitize(html, **kwargs) == reference_sanitize(html, **kwargs), (html, kwargs)
+
+
+def test_sanitize_equals_a_fresh_cleaner_on_the_xss_vectors_and_fixtures():
+    for fragment in _xss_fragments() + [v for pair in KEYS_AND_VALUES for v in pair]:
+        _assert_same_sanitized(fragment)
+
+
+def test_sanitize_without_a_prebuilt_cleaner_is_the_same(monkeypatch):
+    # nh3 releases without `Cleaner`: nh3.clean per call, with the same options
+    monkeypatch.setattr(sanitize_module, "_CLEANER", None)
+    for fragment in _xss_fragments()[::5]:
+        _assert_same_sanitized(fragment)
+
+
+@SETTINGS
+@given(fragments(plain_only=False))
+def test_sanitize_equals_a_fresh_cleaner_on_any_html(html):
+    _assert_same_sanitized(html)
+
+
+def test_sanitize_keeps_each_threads_allowed_links_apart():
+    results: dict[int, set[str]] = {}
+
+    def work(n: int) -> None:
+        mine = f"https://example.org/{n}"
+        html = "".join(f'<a href="https://example.org/{i}">{i}</a>' for i in range(4))
+        seen = set()
+        for _ in range(200):
+            seen.add(sanitize(html, allowed_urls=[mine]))
+        results[n] = seen
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for n, outputs in results.items():
+        assert len(outputs) == 1
+        (out,) = outputs
+        assert re.findall(r'href="([^"]+)"', out) == [f"https://example.org/{n}"]
