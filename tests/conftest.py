@@ -18,6 +18,30 @@ CHROMIUM_ARGS = [
 ]
 
 
+# A small page in the source format, shared by the build, cache and search tests.
+TOY_PAGE = '''"""
+---
+title: Scaled scores
+summary: How scores are scaled.
+---
+
+# Scaled scores
+
+We divide by $\\sqrt{d_k}$ before the softmax.
+"""
+
+import math
+
+
+def scale(scores, d_k):
+    """
+    Scale `scores` by $\\frac{1}{\\sqrt{d_k}}$.
+    """
+    # Divide once
+    return scores / math.sqrt(d_k)
+'''
+
+
 def write_tree(root: Path, files: dict[str, str]) -> Path:
     for rel, text in files.items():
         path = root / rel

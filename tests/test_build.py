@@ -11,7 +11,7 @@ from labml_site.builder import BuildConfig, build
 from labml_site.cli import main
 from labml_site.prose import placeholder
 
-from conftest import write_json, write_tree
+from conftest import TOY_PAGE, write_json, write_tree
 
 INDEX = '''"""
 ---
@@ -25,27 +25,7 @@ Read [the page](page.html) first.
 """
 '''
 
-PAGE = '''"""
----
-title: Scaled scores
-summary: How scores are scaled.
----
-
-# Scaled scores
-
-We divide by $\\sqrt{d_k}$ before the softmax.
-"""
-
-import math
-
-
-def scale(scores, d_k):
-    """
-    Scale `scores` by $\\frac{1}{\\sqrt{d_k}}$.
-    """
-    # Divide once
-    return scores / math.sqrt(d_k)
-'''
+PAGE = TOY_PAGE
 
 BROKEN = 'x = """never closed\n'
 

@@ -23,7 +23,7 @@ from labml_site.builder import BuildConfig, build
 from labml_site.pages import analyse
 from labml_site.render import DEFAULT_TEMPLATES
 
-from conftest import write_json, write_tree
+from conftest import TOY_PAGE, write_json, write_tree
 
 INDEX = '''"""
 ---
@@ -37,27 +37,7 @@ Start with [the scores](page.html).
 """
 '''
 
-PAGE = '''"""
----
-title: Scaled scores
-summary: How scores are scaled.
----
-
-# Scaled scores
-
-We divide by $\\sqrt{d_k}$ before the softmax.
-"""
-
-import math
-
-
-def scale(scores, d_k):
-    """
-    Scale `scores` by $\\frac{1}{\\sqrt{d_k}}$.
-    """
-    # Divide once
-    return scores / math.sqrt(d_k)
-'''
+PAGE = TOY_PAGE
 
 USER = '''"""
 ---
