@@ -11,7 +11,6 @@ from typing import Sequence
 from .findings import Finding
 from .render import DEFAULT_TEMPLATES
 
-ROOT = Path.cwd()
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

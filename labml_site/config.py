@@ -15,7 +15,7 @@ class BuildConfig:
     langs: tuple[str, ...] = ("en", "zh", "ru")
     base_lang: str = "en"
     templates: Path = DEFAULT_TEMPLATES
-    site_title: str = ""  # default: the home page's title
+    site_title: str = ""  # default: the home page's title, else "Annotated tutorials" in each language
     site_url: str = ""  # e.g. https://example.org/ — makes hreflang and the sitemap absolute
     edit_url: str = ""  # e.g. https://github.com/o/r/edit/main/translations/ — "help translate" links
     jobs: int = 0  # worker processes for analysis; 0 = one per core when there is enough work
