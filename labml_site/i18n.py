@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 from babel import Locale, UnknownLocaleError
 from babel.messages.pofile import read_po
@@ -38,10 +37,6 @@ class UI:
     @property
     def direction(self) -> str:
         return text_direction(self.lang)
-
-    @property
-    def has_catalog(self) -> bool:
-        return bool(self.messages) or self.lang == "en"
 
 
 def catalog_path(lang: str, locales_dir: Path = LOCALES_DIR) -> Path:
@@ -91,7 +86,3 @@ def text_direction(lang: str) -> str:
         return Locale.parse(lang.replace("-", "_")).text_direction
     except (UnknownLocaleError, ValueError):
         return "ltr"
-
-
-def gettext_for(lang: str) -> Callable[..., str]:
-    return load_ui(lang).gettext

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Iterable, Iterator, Optional
+from typing import Iterable, Optional
 from xml.etree import ElementTree
 from xml.etree.ElementTree import Element
 
@@ -902,9 +902,4 @@ def validate_mathml(markup: str, expected_tex: Optional[str] = None) -> list[str
         if expected_tex is not None and (annotation.text or "") != expected_tex:
             problems.append("annotation does not hold the original TeX")
     return problems
-
-
-def iter_supported_commands() -> Iterator[str]:
-    """The command names the checks accept (for documentation and debugging)."""
-    return iter(sorted(_KNOWN_COMMANDS - set(_REFUSED)))
 

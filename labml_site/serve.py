@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import http.server
 import threading
-import time
 from functools import partial
 from pathlib import Path
 from typing import Callable
@@ -36,7 +35,6 @@ class _State:
         self.build_id = 0
         self.lock = threading.Lock()  # held while a rebuild runs
         self.changed = threading.Condition()
-        self.last_seconds = 0.0  # how long the last rebuild took
 
     def bump(self) -> None:
         with self.changed:
@@ -99,9 +97,7 @@ def make_server(directory: Path, port: int = 8000, host: str = "127.0.0.1") -> t
 def rebuild_now(rebuild: Callable[[], None], state: _State) -> None:
     """Run one rebuild and tell waiting pages about it."""
     with state.lock:
-        started = time.perf_counter()
         rebuild()
-        state.last_seconds = time.perf_counter() - started
         state.bump()
 
 

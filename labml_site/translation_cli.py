@@ -66,20 +66,14 @@ def cmd_stats(args: argparse.Namespace, config: BuildConfig) -> int:
     files, keys, _ = _keys_by_page(config)
     rows = []
     for lang in _target_langs(config):
-        catalogs = {}
-        for page in files:
-            path = translation_path(config.translations, page, lang)
-            if page.base in keys:
-                catalogs[page.base] = Catalog.load(path, lang)
-        rows.extend(row if row.lang else _with_lang(row, lang) for row in coverage(keys, catalogs))
+        catalogs = {
+            page.base: Catalog.load(translation_path(config.translations, page, lang), lang)
+            for page in files
+            if page.base in keys
+        }
+        rows.extend(coverage(keys, catalogs))  # every page has a catalog, so every row has `lang`
     sys.stdout.write(render_json(rows) if args.json else render_text(rows))
     return 0
-
-
-def _with_lang(row, lang: str):
-    from dataclasses import replace
-
-    return replace(row, lang=lang)
 
 
 def cmd_extract(args: argparse.Namespace, config: BuildConfig) -> int:
