@@ -11,28 +11,29 @@ import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Iterator, Mapping
 from urllib.parse import urlparse
 
 from . import __version__, highlight
 from . import cache as build_cache  # incremental builds
-from . import notebooks, search_index, sitemap  # reader extras
+from . import linking, notebooks, search_index, sitemap  # reader extras
 from .config import BuildConfig
 from .findings import Finding, Report
-from .i18n import UI, language_name, load_ui
+from .i18n import UI, language_name, load_ui, text_direction
 from .localize import LocalPage
 from .outputs import (
     cached_output,
     copies_not_links,
     inputs_digest,
     record_build,
-    render_page,
     swap_in,
     unchanged_since_last_build,
+    update_in_place,
     write_outputs,
 )
 from .pages import PageData
-from .prepare import LocalText, analyse_pages, link_code_cached, local_page, prepare_pages
+from .heads import PageHead, TextHead
+from .prepare import Prepared, analyse_pages, link_code_cached, linked_page, load_page, load_text, local_page, prepare_pages
 from .render import Theme
 from .structure import Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, relative_url
 
@@ -41,8 +42,8 @@ from .structure import Folder, SiteFiles, SourceFile, breadcrumbs, discover, lan
 class BuildResult:
     out: Path
     report: Report
-    pages: dict[str, PageData]
-    localized: dict[str, dict[str, LocalPage]]  # lang → rel → page
+    pages: Mapping[str, PageData]  # rel → page, code linked (loaded when read)
+    localized: dict[str, Mapping[str, LocalPage]]  # lang → rel → page (loaded when read)
     files_written: int = 0
     seconds: float = 0.0
     stats: build_cache.BuildStats = field(default_factory=build_cache.BuildStats)  # what was computed vs reused
@@ -52,107 +53,167 @@ class BuildResult:
         return not self.report.has_errors
 
 
-def _localized_pages(site: "_Site", lang: str, report: Report) -> dict[str, LocalPage]:
-    """Every page in `lang`, from the prepared texts, with its findings reported as warnings."""
-    local: dict[str, LocalPage] = {}
-    memo = site.cache.memo("local-page") if site.cache else {}  # kept between `serve` rebuilds
-    for rel, data in site.pages.items():
-        text = site.texts[rel][lang]
-        report.extend(_not_fatal(text.catalog_findings))
-        report.extend(_not_fatal(text.findings))
-        text_key, page_key = site.text_keys.get(rel, {}).get(lang), site.page_keys.get(rel)
-        page = memo.get((text_key, page_key)) if text_key and page_key else None
-        if page is None:  # (the keys say what the page is made of, so a remembered one is equal)
-            page = local_page(data, lang, text)
-            if text_key and page_key:
-                memo[(text_key, page_key)] = page
-        local[rel] = page
-        if text_key and page_key:
-            # The sections are a function of the page's text and (linked) code, whose keys say
-            # what they were made from: renders hash this token instead of the sections' HTML.
-            token = build_cache.digest("sections", text_key, page_key)
-            site.section_tokens[id(page.sections)] = (page.sections, tuple(page.sections), token)
-    return local
+class _Loaded(Mapping):
+    """rel → a page, loaded from the cache when it is read: a build that reuses most of the
+    site never loads most of its pages, and callers that want one page get just that one."""
 
+    def __init__(self, rels: Iterable[str], load: Callable[[str], object]) -> None:
+        self._rels = list(rels)
+        self._known = set(self._rels)
+        self._load = load
 
-def _search_entries(site: "_Site", lang: str, local: dict[str, LocalPage], published: dict[str, str]) -> list:
-    """`search_index.entries(local, published)`, from the entries prepared with each page's text."""
-    items: list = []
-    provenance: list = []  # what determines each page's entries: its text's key, else the entries
-    for rel, page in local.items():
-        url = published.get(rel)
-        if url is None:
-            continue
-        text = site.texts.get(rel, {}).get(lang)
-        text_key = site.text_keys.get(rel, {}).get(lang)
-        if text is not None and text.search_url == url:
-            items.extend(text.search)
-            provenance.append([rel, url, text_key] if text_key else [rel, url, list(text.search)])
-        else:
-            found = search_index.entries({rel: page}, {rel: url})
-            items.extend(found)
-            provenance.append([rel, url, found])
-    site.search_parts[lang] = (tuple(items), build_cache.value_digest(provenance))
-    return items
+    def __getitem__(self, rel: str):
+        if rel not in self._known:
+            raise KeyError(rel)
+        return self._load(rel)
 
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rels)
 
-def _search_index_js(site: "_Site", out_rel: str, lang: str, items: list) -> str | Path:
-    """`search_index.index_js(lang, items)`, or last build's file when the items are the same:
-    the pages' entries are known by their provenance (`_search_entries`), the rest by value."""
-    key = None
-    page_items, pages_digest = site.search_parts.get(lang, (None, ""))
-    if page_items is not None and len(page_items) <= len(items) and all(a is b for a, b in zip(page_items, items)):
-        key = build_cache.digest("search-index", lang, pages_digest, build_cache.value_digest(items[len(page_items):]))
-    return cached_output(site, out_rel, key, lambda: search_index.index_js(lang, items))
+    def __len__(self) -> int:
+        return len(self._rels)
 
 
 # ---------------------------------------------------------------------------------------------
-# Per language
+# The site as every output sees it
 
 
 @dataclass
 class _Site:
-    """What every page of one language needs to know about the others."""
+    """What every output of one build needs: the pages' heads, and their full data on demand."""
 
     config: BuildConfig
     files: SiteFiles
-    pages: dict[str, PageData]
     theme: Theme
-    site_title: str  # set per language by _render_language
+    prepared: Prepared
+    cache: build_cache.BuildCache
+    stats: build_cache.BuildStats
+    out: Path
+    theme_key: str  # the theme's fingerprint
+    symbols: linking.Symbols  # what the site's code defines
+    linked_keys: dict[str, str]  # rel → key of its linked code
+    site_title: str = ""  # set per language by _render_language
     outputs: dict[str, str | bytes | Path] = field(default_factory=dict)  # out path → content or file to copy
-    # Incremental builds (cache.py): prepared texts, the cache, counters, where the site goes.
-    texts: dict[str, dict[str, "LocalText"]] = field(default_factory=dict)
-    cache: build_cache.BuildCache | None = None
-    stats: build_cache.BuildStats = field(default_factory=build_cache.BuildStats)
-    out: Path = Path()
-    theme_key: str = ""  # the theme's fingerprint
-    page_keys: dict[str, str] = field(default_factory=dict)  # rel → key of its (linked) page data
-    text_keys: dict[str, dict[str, str]] = field(default_factory=dict)  # rel → lang → key of its text
-    section_tokens: dict[int, tuple] = field(default_factory=dict)  # id(sections) → (sections, items, token)
-    search_parts: dict[str, tuple[tuple, str]] = field(default_factory=dict)  # lang → (page entries, their digest)
     reused: set[str] = field(default_factory=set)  # outputs that are the previous site's files
+    locals: dict[tuple[str, str], LocalPage] = field(default_factory=dict)  # (rel, lang) → page, loaded so far
+    languages: dict[str, tuple[str, str]] = field(default_factory=dict)  # lang → (its name, text direction)
+
+    @property
+    def heads(self) -> dict[str, PageHead]:
+        return self.prepared.heads
+
+    def text(self, rel: str, lang: str) -> TextHead:
+        return self.prepared.text_heads[rel][lang]
+
+    def published(self, file: SourceFile) -> bool:
+        """A file that failed to parse is reported, and not published (an index still lists)."""
+        return file.is_index or self.heads[file.rel].has_sections
+
+    def page(self, rel: str) -> PageData:
+        """The page with its code linked to the rest of the site."""
+        return linked_page(self.prepared, self.cache, self.stats, rel, self.linked_keys[rel], self.symbols)
+
+    def local(self, rel: str, lang: str) -> LocalPage:
+        page = self.locals.get((rel, lang))
+        if page is None:
+            memo = self.cache.memo("local-page")  # kept between `serve` rebuilds
+            key = (self.prepared.text_keys[rel][lang], self.linked_keys[rel])
+            page = memo.get(key)
+            if page is None:
+                text = load_text(self.prepared, self.cache, self.stats, rel, lang)
+                page = memo[key] = local_page(self.page(rel), lang, text)
+            self.locals[(rel, lang)] = page
+        return page
+
+    def sections_token(self, rel: str, lang: str) -> str:
+        """Stands for a page's sections in a render key: they are a function of its text and
+        linked code, which the two keys name."""
+        return build_cache.digest("sections", self.prepared.text_keys[rel][lang], self.linked_keys[rel])
 
 
-def _folder_title(site: _Site, local: dict[str, LocalPage], folder: Folder) -> tuple[str, str]:
-    if folder.index and folder.index.rel in local:
-        page = local[folder.index.rel]
-        return page.title, page.summary
+def _report_texts(site: _Site, lang: str, report: Report) -> None:
+    """Each page's findings in `lang`, as warnings."""
+    for rel in site.heads:
+        text = site.text(rel, lang)
+        report.extend(_not_fatal(text.catalog_findings))
+        report.extend(_not_fatal(text.findings))
+
+
+def _search_index_js(site: _Site, lang: str, folders: list[Folder]) -> str | Path:
+    """The language's `search-index.js`: every published page's rows, prepared with its text
+    (and known by that text's key), then the folder listings' entries."""
+    parts: list[tuple[str, str]] = []
+    provenance: list = []  # what the index is made of, for its render key
+    for rel, url in _published(site).items():
+        text = site.text(rel, lang)
+        if text.search_url == url:
+            parts.append((text.title, text.search_rows))
+            provenance.append([rel, url, site.prepared.text_keys[rel][lang]])
+        else:  # prepared for another URL (not published then): made now
+            page = site.local(rel, lang)
+            parts.append((page.title, search_index.rows(search_index.entries({rel: page}, {rel: url}))))
+            provenance.append([rel, url, parts[-1]])
+    for entry in search_index.folder_entries([(*_folder_title(site, lang, f), f.url) for f in folders]):
+        parts.append((entry.title, search_index.rows([entry])))
+        provenance.append(parts[-1])
+    out_rel = lang_prefix(lang, site.config.base_lang) + "search-index.js"
+    key = build_cache.digest("search-index", lang, build_cache.value_digest(provenance))
+    return cached_output(site, out_rel, key, lambda: search_index.index_js_from_rows(lang, parts))
+
+
+# ---------------------------------------------------------------------------------------------
+# Per language: every output is described by its *inputs* (small, cheap to hash: the render key),
+# and its template context is made from them only when it has to be rendered.
+
+
+def _folder_title(site: _Site, lang: str, folder: Folder) -> tuple[str, str]:
+    if folder.index and folder.index.rel in site.heads:
+        text = site.text(folder.index.rel, lang)
+        return text.title, text.summary
     if not folder.rel:
         return site.site_title, ""
     return posixpath.basename(folder.rel).replace("_", " "), ""
 
 
-def _children(site: _Site, local: dict[str, LocalPage], folder: Folder, from_url: str) -> list[dict]:
+def _children(site: _Site, lang: str, folder: Folder) -> list[list[str]]:
+    """(title, summary, URL) of what a folder lists: its subfolders, then its pages."""
     children = []
     for sub in folder.subfolders:
         sub_folder = site.files.folders[sub]
-        title, summary = _folder_title(site, local, sub_folder)
-        children.append({"title": title, "summary": summary, "href": relative_url(from_url, sub_folder.url)})
+        children.append([*_folder_title(site, lang, sub_folder), sub_folder.url])
     for page in folder.pages:
-        if page.rel in local and page.rel in site.pages and site.pages[page.rel].sections:
-            lp = local[page.rel]
-            children.append({"title": lp.title, "summary": lp.summary, "href": relative_url(from_url, page.url)})
+        if page.rel in site.heads and site.heads[page.rel].has_sections:
+            text = site.text(page.rel, lang)
+            children.append([text.title, text.summary, page.url])
     return children
+
+
+def _inputs(site: _Site, lang: str, template: str, url: str, title: str, description: str = "", **extra) -> dict:
+    """What an output is made of, besides the language's constants (`_language_key`)."""
+    crumbs = []
+    for crumb_url in breadcrumbs(url):
+        folder = site.files.folders.get(posixpath.dirname(crumb_url))
+        crumbs.append(_folder_title(site, lang, folder)[0] if folder else posixpath.dirname(crumb_url))
+    return {"template": template, "url": url, "title": title, "description": description, "crumbs": crumbs, **extra}
+
+
+def _language_key(site: _Site, lang: str, ui: UI) -> str:
+    """Everything every output of `lang` depends on besides its inputs: the configuration, the
+    UI catalog, the site's title in this language (language names come from Babel, whose version
+    is in the builder's fingerprint)."""
+    return build_cache.digest("language", site.theme_key, lang, build_cache.value_digest(site.config), build_cache.value_digest(ui), site.site_title)
+
+
+def _languages(cache: build_cache.BuildCache, langs: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """Each language's name in itself and its writing direction. Babel's locale data takes
+    longer to load than a one-page rebuild takes, so the answers are kept in the cache's heads
+    (under the builder's fingerprint, which includes Babel's version)."""
+    key = build_cache.digest("languages", cache.fingerprint, *langs)
+    found = cache.head(key)
+    if not isinstance(found, dict):
+        found = {lang: (language_name(lang), text_direction(lang)) for lang in langs}
+        cache.set_head(key, found)
+    return found
 
 
 def _alternates(site: _Site, url: str, lang: str) -> tuple[list[dict], list[dict]]:
@@ -164,43 +225,64 @@ def _alternates(site: _Site, url: str, lang: str) -> tuple[list[dict], list[dict
         href = site.config.site_url.rstrip("/") + "/" + target if site.config.site_url else relative_url(here, target)
         alternates.append({"lang": other, "href": href})
         switcher.append(
-            {"lang": other, "name": language_name(other), "href": relative_url(here, target), "current": other == lang}
+            {"lang": other, "name": site.languages[other][0], "href": relative_url(here, target), "current": other == lang}
         )
     if site.config.site_url:
         alternates.append({"lang": "x-default", "href": site.config.site_url.rstrip("/") + "/" + url})
     return alternates, switcher
 
 
-def _base_context(site: _Site, lang: str, ui: UI, url: str, title: str, description: str, local: dict[str, LocalPage]) -> dict:
-    here = lang_prefix(lang, site.config.base_lang) + url
-    root = relative_url(here, lang_prefix(lang, site.config.base_lang) + "index.html")[: -len("index.html")]
-    static = relative_url(here, "static/x")[:-1]
+def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
+    """The template context of an output: a function of its inputs and the language's constants."""
+    config = site.config
+    url = inputs["url"]
+    prefix = lang_prefix(lang, config.base_lang)
+    here = prefix + url
+    root = relative_url(here, prefix + "index.html")[: -len("index.html")]
     alternates, languages = _alternates(site, url, lang)
-    crumbs = []
-    for crumb_url in breadcrumbs(url):
-        folder_rel = posixpath.dirname(crumb_url)
-        folder = site.files.folders.get(folder_rel)
-        crumb_title = _folder_title(site, local, folder)[0] if folder else folder_rel
-        crumbs.append({"title": crumb_title, "href": relative_url(url, crumb_url)})
-    return {
+    context = {
         "lang": lang,
-        "dir": ui.direction,
+        "dir": site.languages[lang][1],
         "_": ui.gettext,
-        "title": title,
-        "description": description,
+        "title": inputs["title"],
+        "description": inputs["description"],
         "site_title": site.site_title,
         "root": root,
-        "static": static,
+        "static": relative_url(here, "static/x")[:-1],
         "alternates": alternates,
         "languages": languages,
-        "breadcrumbs": crumbs,
-        "og_url": (site.config.site_url.rstrip("/") + "/" + here) if site.config.site_url else "",
-        "notice": None,
+        "breadcrumbs": [
+            {"title": title, "href": relative_url(url, crumb_url)} for crumb_url, title in zip(breadcrumbs(url), inputs["crumbs"])
+        ],
+        "og_url": (config.site_url.rstrip("/") + "/" + here) if config.site_url else "",
+        "notice": inputs.get("notice"),
         "sections": [],
-        "children": [],
+        "children": [{"title": t, "summary": s, "href": relative_url(url, u)} for t, s, u in inputs.get("children", ())],
         "source_href": "",
         "notebook_href": "",
     }
+    rel = inputs.get("rel")
+    if rel is not None:
+        context["sections"] = site.local(rel, lang).sections
+        if inputs.get("source"):
+            context["source_href"] = relative_url(here, rel)
+        if inputs.get("notebook"):
+            context["notebook_href"] = relative_url(here, notebooks.notebook_path(rel))
+    if "rows" in inputs:
+        context.update(rows=inputs["rows"], totals=inputs["totals"])
+    if inputs.get("not_found"):
+        _not_found_links(site, lang, context)
+    return context
+
+
+def _render(site: _Site, lang: str, ui: UI, language_key: str, inputs: dict) -> None:
+    """Put the output described by `inputs` in the site: rendered, or reused when the previous
+    build rendered the same inputs."""
+    out_rel = lang_prefix(lang, site.config.base_lang) + inputs["url"]
+    key = build_cache.digest("render", language_key, build_cache.value_digest(inputs))
+    site.outputs[out_rel] = cached_output(
+        site, out_rel, key, lambda: site.theme.render(inputs["template"], **_context(site, lang, ui, inputs))
+    )
 
 
 def _not_fatal(findings: Iterable[Finding]) -> list[Finding]:
@@ -209,88 +291,72 @@ def _not_fatal(findings: Iterable[Finding]) -> list[Finding]:
     return [replace(f, severity="warning") if f.severity == "error" else f for f in findings]
 
 
-def _render_language(site: _Site, lang: str, report: Report) -> dict[str, LocalPage]:
+def _render_language(site: _Site, lang: str, report: Report) -> None:
     config = site.config
     ui = load_ui(lang)
     report.extend(ui.findings)
     prefix = lang_prefix(lang, config.base_lang)
-    local = _localized_pages(site, lang, report)  # localized by prepare_pages, cached
+    _report_texts(site, lang, report)
 
     # The site's name in this language: as configured, else the home page's title, else the theme's.
     home = site.files.folders.get("")
-    home_title = local[home.index.rel].title if home and home.index and home.index.rel in local else ""
+    home_title = site.text(home.index.rel, lang).title if home and home.index and home.index.rel in site.heads else ""
     site.site_title = config.site_title or home_title or ui.gettext("Annotated tutorials")
+    language_key = _language_key(site, lang, ui)
 
     # Pages
     for file in site.files.pages:
-        page = local[file.rel]
-        if not page.data.sections and not file.is_index:
-            continue  # a file that failed to parse: reported, and not published
-        context = _base_context(site, lang, ui, file.url, page.title, page.summary, local)
-        context["sections"] = page.sections
+        head, text = site.heads[file.rel], site.text(file.rel, lang)
+        if not site.published(file):
+            continue
+        extra: dict = {"rel": file.rel, "sections": site.sections_token(file.rel, lang)}
         if file.is_index:
-            context["children"] = _children(site, local, site.files.folders[file.folder], file.url)
-        if lang != config.base_lang and not page.fully_translated:
-            tfile = f"{posixpath.basename(str(config.translations))}/{file.base}.{lang}.json"
-            context["notice"] = {
-                "translated": page.translated_sections,
-                "total": page.prose_sections,
-                "file": tfile,
+            extra["children"] = _children(site, lang, site.files.folders[file.folder])
+        if lang != config.base_lang and not text.fully_translated:
+            extra["notice"] = {
+                "translated": text.translated_sections,
+                "total": text.prose_sections,
+                "file": f"{posixpath.basename(str(config.translations))}/{file.base}.{lang}.json",
                 "edit_href": (config.edit_url.rstrip("/") + f"/{file.base}.{lang}.json") if config.edit_url else "",
             }
-        if page.data.is_python:
-            context["source_href"] = relative_url(prefix + file.url, file.rel)
-            context["notebook_href"] = _notebook_href(prefix, file, page.data)
-        site.outputs[prefix + file.url] = render_page(site, prefix + file.url, "page.html", context)
-        for asset in page.data.assets:
+        if head.is_python:
+            extra.update(source=True, notebook=head.notebook)
+        _render(site, lang, ui, language_key, _inputs(site, lang, "page.html", file.url, text.title, text.summary, **extra))
+        for asset in head.assets:
             if asset in site.files.assets:  # missing ones were reported once, after analysis
                 site.outputs.setdefault(prefix + asset, site.files.assets[asset].path)
 
     # Folder indexes that have no source of their own, and the home page
     for folder in site.files.folders.values():
-        if folder.index is not None:
-            continue
-        title, summary = _folder_title(site, local, folder)
-        context = _base_context(site, lang, ui, folder.url, title, summary, local)
-        context["children"] = _children(site, local, folder, folder.url)
-        site.outputs[prefix + folder.url] = render_page(site, prefix + folder.url, "page.html", context)
+        if folder.index is None:
+            title, summary = _folder_title(site, lang, folder)
+            _render(site, lang, ui, language_key, _inputs(site, lang, "page.html", folder.url, title, summary, children=_children(site, lang, folder)))
 
     # Translation status, 404
     rows, totals = [], {"translated": 0, "total": 0}
     for file in site.files.pages:
-        page = local[file.rel]
-        blocks = sum(len(s.blocks) for s in page.data.sections)
-        counts = page.counts if lang != config.base_lang else {"translated": blocks}
+        head, text = site.heads[file.rel], site.text(file.rel, lang)
+        counts = text.counts if lang != config.base_lang else {"translated": head.blocks}
         rows.append({
-            "title": page.title,
+            "title": text.title,
             "href": file.url,
-            "blocks": blocks,
+            "blocks": head.blocks,
             "translated": counts.get("translated", 0),
             "fuzzy": counts.get("fuzzy", 0),
             "missing": counts.get("missing", 0),
             "invalid": counts.get("invalid", 0),
             "file": f"{file.base}.{lang}.json",
         })
-        totals["translated"] += page.translated_sections
-        totals["total"] += page.prose_sections
-    title = ui.gettext("Translation status") + f" · {language_name(lang)}"
-    context = _base_context(site, lang, ui, "translation-status.html", title, "", local)
-    context.update(rows=rows, totals=totals)
-    site.outputs[prefix + "translation-status.html"] = render_page(site, prefix + "translation-status.html", "status.html", context)
-    context = _base_context(site, lang, ui, "404.html", ui.gettext("Page not found"), "", local)
-    _not_found_links(site, lang, context)
-    site.outputs[prefix + "404.html"] = render_page(site, prefix + "404.html", "404.html", context)
-    return local
+        totals["translated"] += text.translated_sections
+        totals["total"] += text.prose_sections
+    title = ui.gettext("Translation status") + f" · {site.languages[lang][0]}"
+    _render(site, lang, ui, language_key, _inputs(site, lang, "status.html", "translation-status.html", title, rows=rows, totals=totals))
+    _render(site, lang, ui, language_key, _inputs(site, lang, "404.html", "404.html", ui.gettext("Page not found"), not_found=True))
+    _write_language_extras(site, lang, ui, language_key)
 
 
 # ---------------------------------------------------------------------------------------------
 # Reader extras: linked code, notebooks, search indexes, sitemap (linking.py, notebooks.py, …)
-
-
-def _notebook_href(prefix: str, file: SourceFile, data: PageData) -> str:
-    if not notebooks.wants_notebook(data):
-        return ""
-    return relative_url(prefix + file.url, notebooks.notebook_path(file.rel))
 
 
 def _site_path(site: _Site) -> str:
@@ -324,67 +390,71 @@ def _published_urls(site: _Site) -> list[str]:
 
 
 def _published(site: _Site) -> dict[str, str]:
-    """Source rel → URL of every page a language tree has (a file that failed to parse has none)."""
-    return {f.rel: f.url for f in site.files.pages if f.is_index or (f.rel in site.pages and site.pages[f.rel].sections)}
+    """Source rel → URL of every page a language tree has."""
+    return {f.rel: f.url for f in site.files.pages if site.published(f)}
 
 
-def _write_language_extras(site: _Site, lang: str, local: dict[str, LocalPage]) -> None:
+def _write_language_extras(site: _Site, lang: str, ui: UI, language_key: str) -> None:
     """The language's search index (a script, so it loads from file:// too) and search page."""
-    config = site.config
-    prefix = lang_prefix(lang, config.base_lang)
-    ui = load_ui(lang)
-    items = _search_entries(site, lang, local, _published(site))  # prepared per page, cached
+    prefix = lang_prefix(lang, site.config.base_lang)
     folders = [folder for folder in site.files.folders.values() if folder.index is None]
-    items += search_index.folder_entries([(*_folder_title(site, local, f), f.url) for f in folders])
-    site.outputs[prefix + "search-index.js"] = _search_index_js(site, prefix + "search-index.js", lang, items)
-    context = _base_context(site, lang, ui, "search.html", ui.gettext("Search"), "", local)
-    site.outputs[prefix + "search.html"] = render_page(site, prefix + "search.html", "search.html", context)
+    site.outputs[prefix + "search-index.js"] = _search_index_js(site, lang, folders)
+    _render(site, lang, ui, language_key, _inputs(site, lang, "search.html", "search.html", ui.gettext("Search")))
+
+
+def _notebook(site: _Site, rel: str) -> str:
+    """A page's .ipynb: made with its analysis in this build, else now (it reads the page's code
+    and prose, not the linked HTML)."""
+    made = site.prepared.notebooks.get(rel)
+    if made is None:
+        made = notebooks.notebook_json(load_page(site.prepared, site.cache, site.stats, rel, site.heads[rel].url))
+    return made
 
 
 def _write_site_extras(site: _Site) -> None:
     """Language-free extras: a notebook per Python page, and the sitemap when URLs are known."""
     config = site.config
     for file in site.files.pages:
-        data = site.pages.get(file.rel)
-        if data is not None and notebooks.wants_notebook(data):
-            key = build_cache.digest("notebook", site.page_keys[file.rel]) if file.rel in site.page_keys else None
-            site.outputs[notebooks.notebook_path(file.rel)] = cached_output(site, notebooks.notebook_path(file.rel), key, lambda data=data: notebooks.notebook_json(data))
+        if site.heads[file.rel].notebook:
+            path = notebooks.notebook_path(file.rel)
+            key = build_cache.digest("notebook", site.prepared.keys[file.rel])
+            site.outputs[path] = cached_output(site, path, key, lambda rel=file.rel: _notebook(site, rel))
     if config.site_url:  # sitemaps need absolute URLs; without --site-url there is none
         site.outputs["sitemap.xml"] = sitemap.sitemap_xml(config.site_url, _published_urls(site), config.langs, config.base_lang)
+
+
+def _result(site: _Site, report: Report, written: int, started: float) -> BuildResult:
+    localized = {lang: _Loaded(site.heads, lambda rel, lang=lang: site.local(rel, lang)) for lang in site.config.langs}
+    return BuildResult(site.out, report, _Loaded(site.heads, site.page), localized, written, time.perf_counter() - started, site.stats)
 
 
 def build(config: BuildConfig) -> BuildResult:
     started = time.perf_counter()
     report = Report()
-    theme = Theme(config.templates)
     files = discover(config.source)
     out = Path(config.out).resolve()
     cache = build_cache.BuildCache.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
+    theme = Theme(config.templates, cache.root / "templates" if cache.enabled else None)
     stats = build_cache.BuildStats()
     prepared = prepare_pages(files, config, cache, stats)
-    pages = prepared.pages
-    for page in pages.values():
-        report.extend(page.findings)
-        for asset in page.assets:
+    for head in prepared.heads.values():
+        report.extend(head.findings)
+        for asset in head.assets:
             if asset not in files.assets:
-                report.add(Finding("warning", "asset-missing", f"references {asset}, which does not exist under the source folder; add the file or fix the path", path=page.rel))
+                report.add(Finding("warning", "asset-missing", f"references {asset}, which does not exist under the source folder; add the file or fix the path", path=head.rel))
 
-    pages, page_keys = link_code_cached(pages, prepared.keys, cache, stats)
-
-    site = _Site(config, files, pages, theme, config.site_title)
-    site.texts, site.cache, site.stats, site.out, site.theme_key = prepared.texts, cache, stats, out, theme.fingerprint()
-    site.page_keys, site.text_keys = page_keys, prepared.text_keys
+    symbols, linked_keys = link_code_cached(prepared, cache, stats)
+    site = _Site(config, files, theme, prepared, cache, stats, out, theme.fingerprint(), symbols, linked_keys)
+    site.languages = _languages(cache, config.langs)
     inputs = inputs_digest(site, prepared)
     last = unchanged_since_last_build(site, inputs)
     if last is not None:  # the site on disk is exactly what this build would write
         stats.site_unchanged = True
-        localized = {lang: _localized_pages(site, lang, Report()) for lang in config.langs}
-        return BuildResult(out, Report(list(last.findings)), pages, localized, 0, time.perf_counter() - started, stats)
+        cache.save_heads()
+        return _result(site, Report(list(last.findings)), 0, started)
 
-    localized = {}
     for lang in config.langs:
-        localized[lang] = _render_language(site, lang, report)
-        _write_language_extras(site, lang, localized[lang])  # while site.site_title is this language's
+        _render_language(site, lang, report)
     _write_site_extras(site)
 
     for file in files.pages:
@@ -394,18 +464,21 @@ def build(config: BuildConfig) -> BuildResult:
         site.outputs["static/" + path.relative_to(theme.static_dir).as_posix()] = path
     site.outputs["static/pygments.css"] = highlight.stylesheet()
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
-    try:
-        copies_not_links(site)
-        written = write_outputs(site.outputs, tmp)
-        swap_in(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    cache.finish(out)
+    copies_not_links(site)
+    if out.is_dir() and len(site.reused) * 2 >= len(site.outputs):
+        written = update_in_place(site.outputs, site.reused, out)  # most of the site is as it was
+    else:  # a new site, or mostly new: assembled beside the old one and swapped in
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
+        try:
+            written = write_outputs(site.outputs, tmp)
+            swap_in(tmp, out)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    cache.finish(out, site.reused)
     record_build(site, inputs, report)
-    return BuildResult(out, report, pages, localized, written, time.perf_counter() - started, stats)
+    return _result(site, report, written, started)
 
 
 __all__ = ["BuildConfig", "BuildResult", "build", "analyse_pages", "swap_in", "__version__"]

@@ -22,6 +22,7 @@ be as trusted as the source folder (it is written only by the builder, next to t
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -77,13 +78,96 @@ def read_bytes(path: Path) -> bytes | None:
         return None
 
 
-def files_digest(paths: Iterable[Path]) -> str:
-    """Digest of several files' contents, a missing file counting as a distinct value."""
-    parts: list[bytes] = []
-    for path in paths:
-        data = read_bytes(path)
-        parts.append(b"\x00missing" if data is None else b"\x01" + data)
-    return digest(*parts)
+class FileDigests:
+    """path → digest of the file's bytes, remembered (in `memory`, the cache's heads) with the
+    file's size, times and inode so an unchanged file is not read again on the next build (the
+    check make, ninja and git rely on; the change time is included, and no tool sets it back)."""
+
+    MISSING = "missing"
+
+    def __init__(self, memory: "BuildCache | None" = None) -> None:
+        self.memory = memory
+
+    def digest(self, path: Path | str) -> str:
+        name = os.fspath(path)
+        try:
+            st = os.stat(name)
+        except (FileNotFoundError, NotADirectoryError):
+            return self.MISSING
+        signature = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        key = "file:" + name
+        known = self.memory.head(key) if self.memory is not None else MISS
+        if known is MISS or known[0] != signature:
+            data = read_bytes(Path(name))
+            if data is None:
+                return self.MISSING
+            known = (signature, digest(data))
+            if self.memory is not None:
+                self.memory.set_head(key, known)
+        return known[1]
+
+    def digest_of(self, paths: Iterable[Path]) -> str:
+        """One digest for several files, a missing one counting as a distinct value."""
+        return digest(*(self.digest(path) for path in paths))
+
+
+class HeadsFile:
+    """Where the heads live: `heads.pkl`, the whole dict, plus `heads.log`, the changes of later
+    builds appended as checksummed frames. A one-file edit changes a few heads of a record of
+    megabytes: appending them costs what they weigh, and the log is folded into the record when
+    it grows past a quarter of it. A torn frame (a crash while appending) ends the log there."""
+
+    def __init__(self, root: Path) -> None:
+        self.base = Path(root) / "heads.pkl"
+        self.log = Path(root) / "heads.log"
+
+    def load(self) -> dict[str, Any]:
+        heads = _decode(read_bytes(self.base) or b"")
+        if not isinstance(heads, dict):
+            return {}
+        log = read_bytes(self.log) or b""
+        position = 0
+        while position + _HEAD <= len(log):
+            size = int.from_bytes(log[position + 4 : position + 12], "little")
+            change = _decode(log[position : position + _HEAD + size])
+            if not (isinstance(change, tuple) and len(change) == 2):
+                break
+            changed, removed = change
+            heads.update(changed)
+            for key in removed:
+                heads.pop(key, None)
+            position += _HEAD + size
+        return heads
+
+    def save(self, heads: dict[str, Any], changed: Iterable[str], removed: Iterable[str]) -> None:
+        frame = _encode(pickle.dumps(({k: heads[k] for k in changed if k in heads}, list(removed)), protocol=pickle.HIGHEST_PROTOCOL))
+        try:
+            base_size = self.base.stat().st_size
+            log_size = self.log.stat().st_size if self.log.exists() else 0
+        except OSError:
+            base_size = log_size = 0
+        try:
+            if base_size and (log_size + len(frame)) * 4 < base_size:
+                with open(self.log, "ab") as f:
+                    f.write(frame)
+                return
+            _write_atomically(self.base, _encode(pickle.dumps(heads, protocol=pickle.HIGHEST_PROTOCOL)))
+            self.log.unlink(missing_ok=True)  # (a crash before this replays changes the record has)
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 @lru_cache(maxsize=1)
@@ -221,11 +305,7 @@ class ObjectStore:
 
     def _write(self, key: str, data: bytes) -> None:
         try:
-            self.objects.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.objects)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, self._path(key))
+            _write_atomically(self._path(key), data)
         except OSError:
             pass  # a read-only or full disk makes the cache useless, not the build wrong
 
@@ -322,10 +402,15 @@ class RenderManifest:
     def record(self, rel: str, key: str) -> None:
         self.pending[rel] = key
 
-    def save(self, out: Path) -> None:
-        """Remember what the site now at `out` holds (called after the swap)."""
+    def save(self, out: Path, kept: set[str] = frozenset()) -> None:
+        """Remember what the site now at `out` holds (called after the swap). `kept`: outputs
+        that are the very files `reusable` found, known without asking the disk again."""
         entries: dict[str, Written] = {}
         for rel, key in self.pending.items():
+            known = self.entries.get(rel)
+            if rel in kept and known is not None and known.digest == key:
+                entries[rel] = known
+                continue
             try:
                 st = os.stat(out / rel)
             except OSError:
@@ -333,11 +418,7 @@ class RenderManifest:
             entries[rel] = Written(key, st.st_size, st.st_mtime_ns, st.st_ino)
         data = _encode(pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL))
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.path.parent)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, self.path)
+            _write_atomically(self.path, data)
         except OSError:
             pass
         self.entries, self.pending = entries, {}
@@ -388,6 +469,7 @@ class _Memo(dict):
 
 
 _MEMO: dict[tuple[Path, str], _Memo] = {}
+_HEADS: dict[Path, dict[str, Any]] = {}  # cache folder → heads, for long-lived processes
 
 
 @dataclass
@@ -400,6 +482,15 @@ class BuildCache:
     fingerprint: str
     enabled: bool = True
     memos_started: set[str] = field(default_factory=set)
+    # Heads (heads.py): small facts about each cached object, all in one record, so a build can
+    # know every page without loading it. key → head; like objects, keyed by content.
+    heads: dict[str, Any] = field(default_factory=dict)
+    heads_used: set[str] = field(default_factory=set)
+    heads_changed: set[str] = field(default_factory=set)
+    files: FileDigests = field(default_factory=FileDigests)
+
+    def __post_init__(self) -> None:
+        self.files = FileDigests(self)
 
     @classmethod
     def open(cls, out: Path, enabled: bool = True, keep_in_memory: bool = False) -> "BuildCache":
@@ -407,7 +498,29 @@ class BuildCache:
         memory = _MEMORY.setdefault(root, {}) if keep_in_memory else None
         _OWNERS.clear()
         manifest = RenderManifest.load(root / "rendered.pkl") if enabled else RenderManifest(root / "rendered.pkl")
-        return cls(root, ObjectStore(root, memory), manifest, builder_fingerprint(), enabled)
+        heads: dict[str, Any] = {}
+        if enabled:
+            heads = _HEADS.get(root) if keep_in_memory and root in _HEADS else None
+            if heads is None:
+                heads = HeadsFile(root).load()
+            if keep_in_memory:
+                _HEADS[root] = heads
+        return cls(root, ObjectStore(root, memory), manifest, builder_fingerprint(), enabled, heads=heads)
+
+    def head(self, key: str) -> Any:
+        """The head recorded with `key`, or MISS. Its object stays in use (`prune` keeps it)."""
+        if not self.enabled or key not in self.heads:
+            return MISS
+        self.heads_used.add(key)
+        self.store.used.add(key)
+        return self.heads[key]
+
+    def set_head(self, key: str, head: Any) -> None:
+        if self.enabled:
+            self.heads_used.add(key)
+            if self.heads.get(key, MISS) != head:
+                self.heads[key] = head
+                self.heads_changed.add(key)
 
     def get(self, key: str) -> Any:
         return self.store.get(key) if self.enabled else MISS
@@ -446,19 +559,27 @@ class BuildCache:
         if not self.enabled:
             return
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.root)
-            with os.fdopen(fd, "wb") as f:
-                f.write(_encode(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)))
-            os.replace(tmp, path)
+            _write_atomically(path, _encode(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)))
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             pass
 
-    def finish(self, out: Path) -> None:
+    def save_heads(self) -> None:
+        """Keep the heads this build used, and only those (like `ObjectStore.prune`)."""
+        if not self.enabled:
+            return
+        stale = [key for key in self.heads if key not in self.heads_used]
+        for key in stale:
+            del self.heads[key]
+        if stale or self.heads_changed:
+            HeadsFile(self.root).save(self.heads, self.heads_changed, stale)
+            self.heads_changed = set()
+
+    def finish(self, out: Path, kept: set[str] = frozenset()) -> None:
         """After a successful swap: remember the rendered pages, drop entries nobody used."""
         if not self.enabled:
             return
-        self.manifest.save(out)
+        self.manifest.save(out, kept)
+        self.save_heads()
         self.store.prune()
         for (root, _kind), memo in _MEMO.items():
             if root == self.root:
@@ -474,7 +595,6 @@ __all__ = [
     "builder_fingerprint",
     "cache_dir_for",
     "digest",
-    "files_digest",
     "read_bytes",
     "value_digest",
 ]

@@ -9,7 +9,11 @@
 * it repairs the tree (elements inside ``<mo>`` from ``\\mathop``, ``\\Big\\vert`` left as text,
   ``mathvariant`` values Chromium ignores, named spaces, upright Greek capitals, function spacing);
 * it serialises the tree itself, because latex2mathml un-escapes its output (``\\text{a<b}`` would
-  yield ``<mtext>a<b</mtext>``), and validates the result with `validate_mathml` before returning.
+  yield ``<mtext>a<b</mtext>``), and validates the result before returning: `validate_mathml`'s
+  checks, run on the tree it serialised rather than on a re-parse of the string where the two agree.
+
+Each formula costs CPU in every build, so the TeX is tokenised once (latex2mathml would do it again)
+and the passes skip cheaply what they cannot apply to.
 """
 
 from __future__ import annotations
@@ -18,14 +22,16 @@ import functools
 import re
 from typing import Iterable, Optional
 from xml.etree import ElementTree
-from xml.etree.ElementTree import Element
+from xml.etree.ElementTree import Element, SubElement
 
 from latex2mathml import commands as l2m_commands
 from latex2mathml import converter as l2m_converter
 from latex2mathml import exceptions as l2m_exceptions
+from latex2mathml import walker as l2m_walker
 from latex2mathml.symbols_parser import SYMBOLS as L2M_SYMBOLS
 from latex2mathml.symbols_parser import convert_symbol
-from latex2mathml.tokenizer import tokenize
+from latex2mathml.tokenizer import PATTERN as L2M_TOKEN_PATTERN
+from latex2mathml.tokenizer import UNITS as L2M_UNITS
 
 __all__ = [
     "MathError",
@@ -85,6 +91,8 @@ SUPPORTED_ENVIRONMENTS: dict[str, Optional[str]] = {
 _TABLE_ENVIRONMENTS = frozenset(SUPPORTED_ENVIRONMENTS) - {"equation", "equation*"}
 # Tokens that only mean something inside a table (elsewhere latex2mathml prints them as text).
 _TABLE_ONLY = frozenset(["&", r"\\", r"\cr", r"\hline", r"\hdashline", r"\hfil", r"\nonumber", r"\notag"])
+# The only tokens without a backslash that _check_tokens looks at.
+_CHECKED_CHARACTERS = frozenset("{}&")
 # Plain-TeX forms whose brace argument is a table: `\substack{a \\ b}`, `\pmatrix{a & b}`.
 _TABLE_COMMANDS = frozenset(r"\substack \matrix \pmatrix \cases \smallmatrix".split())
 
@@ -155,6 +163,9 @@ _COMMAND = re.compile(r"\\[A-Za-z]+\*?")
 # Public API
 
 
+_TOO_DEEP = "formula nests too deeply: split it into smaller formulas"
+
+
 @functools.lru_cache(maxsize=4096)
 def tex_to_mathml(tex: str, display: bool) -> str:
     """Convert one formula to a ``<math>`` element (a string of MathML) or raise MathError.
@@ -169,20 +180,28 @@ def tex_to_mathml(tex: str, display: bool) -> str:
     if not tex.strip():
         raise MathError("empty formula: write the TeX between the delimiters or remove them")
     _check_source(tex)
-    prepared = _prepare(tex)
-    _check_tokens(prepared, source=tex)
+    tokens = _tokenize(_prepare(tex))
+    _check_tokens(tokens, source=tex)
     mode = "block" if display else "inline"
     try:
-        element = l2m_converter.Converter(display=mode).convert_to_element(prepared)
+        element = _convert(tokens, mode)
     except MathError:
         raise
     except RecursionError as error:
-        raise MathError("formula nests too deeply: split it into smaller formulas") from error
+        raise MathError(_TOO_DEEP) from error
     except Exception as error:  # latex2mathml signals malformed input with many exception types
         raise MathError(_explain_converter_error(error)) from error
-    body = _repair(element, tex)
-    markup = _serialise_math(body, tex, mode)
-    problems = validate_mathml(markup, expected_tex=tex)
+    math = _math_element(_repair(element, tex), tex, mode)
+    try:
+        markup = _serialise(math)
+    except RecursionError as error:  # the serialiser recurses once per level, like the converter
+        raise MathError(_TOO_DEEP) from error
+    # Checking the tree we built is much cheaper than parsing `markup` again. It is exact wherever
+    # `markup` parses back to that same tree; elsewhere (and to word the messages) the string decides.
+    if _tree_problems(math, prefix="") or _NOT_XML_ROUND_TRIP.search(markup):
+        problems = validate_mathml(markup, expected_tex=tex)
+    else:
+        problems = []
     if problems:
         raise MathError(
             "this TeX converts to invalid MathML (" + "; ".join(problems[:3]) + "): "
@@ -192,23 +211,95 @@ def tex_to_mathml(tex: str, display: bool) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
+# Tokenising and converting with latex2mathml
+#
+# latex2mathml's public entry point takes a string and tokenises it itself, but _check_tokens needs
+# the tokens first; tokenising once and handing the list to its walker and converter halves that
+# work. Those are internals (walker._walk, Converter._convert_group, the tokenizer's PATTERN and
+# UNITS), which is acceptable because pyproject pins latex2mathml to >=3.81.1,<3.82; the differential
+# tests in tests/test_math.py fail if a release changes what they rely on.
+
+# Regex groups that match one whole token on their own, which latex2mathml yields unchanged.
+_SINGLE_TOKEN_GROUPS = frozenset({"letter", "number", "escaped", "command", "char"})
+
+
+def _tokenize(tex: str) -> list[str]:
+    """Exactly the tokens of latex2mathml's ``tokenizer.tokenize(tex)``, as a list, for less CPU.
+
+    latex2mathml filters all twenty-odd groups of every regex match through a lambda; most matches
+    are a single group that is the token itself, so only the others take its per-group rules.
+    """
+    tokens: list[str] = []
+    for match in L2M_TOKEN_PATTERN.finditer(tex):
+        token = match.group()
+        # "%" starts a comment and "\math…" / "\verb…" have special cases: leave those to the rules.
+        if match.lastgroup in _SINGLE_TOKEN_GROUPS and not token.startswith(("%", r"\math", r"\verb")):
+            tokens.append(token)
+        elif not _add_match_tokens(match, tokens):
+            break
+    return tokens
+
+
+def _add_match_tokens(match: re.Match, tokens: list[str]) -> bool:
+    """latex2mathml's rules for one match (tokenizer.tokenize's loop body); False: stop tokenising."""
+    groups = [group for group in match.groups() if group is not None]
+    if groups[0].startswith(l2m_commands.VERB):
+        tokens.append(l2m_commands.VERB)
+        if len(groups) < 3:
+            # A bare \verb: latex2mathml yields it and then fails with IndexError. _check_tokens
+            # refuses \verb wherever it appears, so that failure is never reached; stopping here
+            # leaves the same tokens up to the refusal.
+            return False
+        tokens.append(groups[2])
+        return True
+    if groups[0].startswith(l2m_commands.MATH) and groups[0] not in l2m_commands.MATH_NON_FONT_COMMANDS:
+        symbol = convert_symbol("".join(groups))
+        if symbol:
+            tokens.append(f"&#x{symbol};")
+            return True
+    for captured in groups:
+        if captured.startswith("%"):
+            break
+        if captured.endswith(L2M_UNITS) and captured[0:1].isdigit():
+            tokens.append(captured.replace(" ", ""))
+        elif captured.startswith((l2m_commands.BEGIN, l2m_commands.END, l2m_commands.OPERATORNAME)):
+            tokens.append("".join(captured.split(" ")))
+        else:
+            tokens.append(captured)
+    return True
+
+
+def _convert(tokens: list[str], mode: str) -> Element:
+    """``Converter(display=mode).convert_to_element(tex)`` for the tokens of `tex`, without tokenising again."""
+    converter = l2m_converter.Converter(display=mode)
+    math = Element("math", {"xmlns": converter.xmlns, "display": mode})
+    row = SubElement(math, "mrow")
+    nodes = l2m_walker._walk(iter(tokens), block=mode == "block", macros=converter.macros)
+    converter._convert_group(iter(nodes), row)
+    return math
+
+
+# --------------------------------------------------------------------------------------------------
 # Checks on the TeX before conversion
+
+
+# What _check_source looks at: a command or escaped character (skipped whole, so "\\{" is no
+# brace), a backslash that ends the formula, and the characters that need checking.
+_SOURCE_MARK = re.compile(r"\\(?:[A-Za-z]+|.)?|[$#%{}]", re.S)
 
 
 def _check_source(tex: str) -> None:
     """Brace balance and stray comment signs, on the raw text so columns are exact."""
     open_braces: list[int] = []
-    index = 0
-    while index < len(tex):
-        char = tex[index]
-        if char == "\\":
-            match = re.match(r"\\([A-Za-z]+|[^A-Za-z])", tex[index:], re.S)
-            if not match:
+    for match in _SOURCE_MARK.finditer(tex):
+        char = match.group()
+        index = match.start()
+        if char[0] == "\\":
+            if char == "\\":
                 raise MathError(
                     f"stray backslash at column {index + 1} (end of formula): remove it or write \\backslash",
                     index + 1,
                 )
-            index += len(match.group(0))
             continue
         if char in "$#":
             hint = " (a $ inside a formula usually means the delimiters are unbalanced)" if char == "$" else ""
@@ -229,7 +320,6 @@ def _check_source(tex: str) -> None:
                     index + 1,
                 )
             open_braces.pop()
-        index += 1
     if open_braces:
         column = open_braces[-1] + 1
         raise MathError(
@@ -244,14 +334,18 @@ def _column_of(tex: str, token: str) -> Optional[int]:
     return position + 1 if position >= 0 else None
 
 
-def _check_tokens(tex: str, source: str) -> None:
-    """Walk the tokens of `tex` (the prepared TeX) as latex2mathml will see them and refuse what it
-    would mangle silently; columns in messages refer to `source`, the author's TeX."""
+def _check_tokens(token_list: list[str], source: str) -> None:
+    """Walk the tokens of the prepared TeX as latex2mathml will see them and refuse what it would
+    mangle silently; columns in messages refer to `source`, the author's TeX."""
     # Frames: ("{", table?) for a brace group, ("left", "") for \left, ("env", name).
     stack: list[tuple[str, str]] = []
-    tokens = iter(tokenize(tex))
+    tokens = iter(token_list)
     previous = ""
     for token in tokens:
+        if token[:1] != "\\" and token not in _CHECKED_CHARACTERS:
+            # Letters, digits, operators: the bulk of the tokens, and nothing below applies to them.
+            previous = token
+            continue
         if token in _RAW_ARGUMENT_COMMANDS:
             argument = next(tokens, None)
             if argument is None:
@@ -407,18 +501,31 @@ _SINGLE_LETTER_RM = re.compile(r"\\(mathrm)\s*\{([A-Za-z])\}")
 _OPERATORNAME = re.compile(r"\\operatorname(\*?)\s*\{")
 
 
+_MATHNORMAL = re.compile(r"\\mathnormal(?![A-Za-z])")
+_SIM = re.compile(r"\\sim(?![A-Za-z])")
+
+
 def _prepare(tex: str) -> str:
+    # Each rewrite is skipped, by a substring test its pattern implies, where it cannot apply: most
+    # formulas need none of them.
     def environment(match: re.Match) -> str:
         replacement = SUPPORTED_ENVIRONMENTS.get(match.group(2))
         return f"\\{match.group(1)}{{{replacement or match.group(2)}}}"
 
-    prepared = _ENVIRONMENT.sub(environment, tex)
-    prepared = _SINGLE_LETTER_RM.sub(lambda m: f"\\{m.group(1)}{{ {m.group(2)}}}", prepared)
-    # latex2mathml sets \mathnormal upright; in TeX it is the default italic, like \mathit.
-    prepared = re.sub(r"\\mathnormal(?![A-Za-z])", r"\\mathit", prepared)
-    # latex2mathml's symbol table maps \sim to "~" (an <mi> tilde); \thicksim is the same ∼ relation.
-    prepared = re.sub(r"\\sim(?![A-Za-z])", r"\\thicksim", prepared)
-    return _rewrite_operatornames(prepared)
+    prepared = tex
+    if "\\begin" in prepared or "\\end" in prepared:
+        prepared = _ENVIRONMENT.sub(environment, prepared)
+    if "\\mathrm" in prepared:
+        prepared = _SINGLE_LETTER_RM.sub(lambda m: f"\\{m.group(1)}{{ {m.group(2)}}}", prepared)
+    if "\\mathnormal" in prepared:
+        # latex2mathml sets \mathnormal upright; in TeX it is the default italic, like \mathit.
+        prepared = _MATHNORMAL.sub(r"\\mathit", prepared)
+    if "\\sim" in prepared:
+        # latex2mathml's symbol table maps \sim to "~" (an <mi> tilde); \thicksim is the same ∼ relation.
+        prepared = _SIM.sub(r"\\thicksim", prepared)
+    if "\\operatorname" in prepared:
+        prepared = _rewrite_operatornames(prepared)
+    return prepared
 
 
 def _rewrite_operatornames(tex: str) -> str:
@@ -505,9 +612,11 @@ def _repair(math: Element, tex: str) -> Element:
     _fix_spaces(body)
     _fix_tables(body)
     _merge_upright_letters(body)
-    _space_function_names(body)
-    for element in body.iter():
-        element.attrib.pop(_FUNCTION_MARK, None)
+    marked = [element for element in body.iter() if element.get(_FUNCTION_MARK) is not None]
+    if marked:  # most formulas have no operator name to space
+        _space_function_names(body)
+        for element in marked:
+            del element.attrib[_FUNCTION_MARK]
     return body
 
 
@@ -521,8 +630,14 @@ def _decode_entities(root: Element) -> None:
     # latex2mathml writes characters as "&#x…;" strings in the tree and relies on un-escaping the
     # serialised output; we serialise ourselves, so decode them into characters.
     for element in root.iter():
-        if element.text:
-            element.text = _ENTITY.sub(lambda m: chr(int(m.group(1), 16)), element.text)
+        if element.text and "&#x" in element.text:
+            element.text = _decoded(element.text)
+
+
+@functools.lru_cache(maxsize=2048)
+def _decoded(text: str) -> str:
+    # Cached: the same few hundred symbols make up most of these texts.
+    return _ENTITY.sub(lambda m: chr(int(m.group(1), 16)), text)
 
 
 def _leaf_texts(element: Element) -> Optional[list[str]]:
@@ -592,7 +707,7 @@ def _fix_big_delimiters(root: Element) -> None:
 def _check_leftover_commands(root: Element, tex: str) -> None:
     # Backstop for _check_tokens: latex2mathml passes any command it does not know through as text.
     for element in root.iter():
-        if element.tag in ("mi", "mo", "mn") and element.text:
+        if element.tag in ("mi", "mo", "mn") and element.text and "\\" in element.text:
             match = _COMMAND.search(element.text)
             if match:
                 raise MathError(
@@ -613,8 +728,10 @@ def _fix_text(root: Element) -> None:
 def _fix_mathvariants(root: Element) -> None:
     """Chromium only honours mathvariant="normal"; other variants become Unicode math letters."""
     for element in root.iter():
+        if element.tag not in ("mi", "mn"):
+            continue
         variant = element.get("mathvariant")
-        if not variant or variant == "normal" or element.tag not in ("mi", "mn"):
+        if not variant or variant == "normal":
             continue
         original = element.text or ""
         element.text = "".join(_styled_char(c, variant) for c in original)
@@ -626,26 +743,26 @@ def _fix_mathvariants(root: Element) -> None:
 
 def _fix_symbol_classes(root: Element) -> None:
     for element in root.iter():
-        if element.tag == "mo" and element.text in _ORDINARY_SYMBOLS and not element.attrib:
-            element.tag = "mi"
-        if element.tag == "mi" and element.text and len(element.text) == 1 and not element.attrib:
-            code = ord(element.text)
+        # Only bare <mo> and <mi> change: an attribute (stretchy, mathvariant, a mark) means the
+        # element was already given its role.
+        if element.tag not in ("mo", "mi") or element.attrib:
+            continue
+        text = element.text
+        if element.tag == "mo":
+            if text in _ORDINARY_SYMBOLS:
+                element.tag = "mi"  # and on to the <mi> rules
+            elif text and len(text) > 1 and text.isalpha() and text not in _DICTIONARY_OPERATOR_NAMES:
+                # \operatorname{softmax}: an unknown multi-letter <mo> gets generic operator spacing in
+                # Chromium ("softmax ( x )"); as <mi> it is upright and spaced like TeX's \operatorname.
+                element.tag = "mi"
+                element.set(_FUNCTION_MARK, "1")
+                continue
+            else:
+                continue
+        if text and len(text) == 1 and (0x391 <= ord(text) <= 0x3A9 or text == "\u2207"):
             # TeX sets capital Greek and ∇ upright; Chromium would italicise a single-letter <mi>.
-            if 0x391 <= code <= 0x3A9 or code == 0x2207:
-                element.set("mathvariant", "normal")
-        if element.tag == "mi" and element.text in _FUNCTION_NAMES and not element.attrib:
-            element.set(_FUNCTION_MARK, "1")
-        if (
-            element.tag == "mo"
-            and not element.attrib
-            and element.text
-            and len(element.text) > 1
-            and element.text.isalpha()
-            and element.text not in _DICTIONARY_OPERATOR_NAMES
-        ):
-            # \operatorname{softmax}: an unknown multi-letter <mo> gets generic operator spacing in
-            # Chromium ("softmax ( x )"); as <mi> it is upright and spaced like TeX's \operatorname.
-            element.tag = "mi"
+            element.set("mathvariant", "normal")
+        elif text in _FUNCTION_NAMES:
             element.set(_FUNCTION_MARK, "1")
 
 
@@ -669,6 +786,9 @@ def _fix_tables(root: Element) -> None:
 
 def _merge_upright_letters(root: Element) -> None:
     r"""\mathrm{Attention} arrives as nine <mi mathvariant="normal">; one <mi> reads and spaces better."""
+    upright = sum(1 for element in root.iter("mi") if element.get("mathvariant") == "normal")
+    if upright < 2:
+        return  # nothing to merge (the common case), so skip the walk over every row
     for parent in root.iter():
         if parent.tag not in _ROW_ELEMENTS:
             continue
@@ -790,7 +910,14 @@ def _escape_attribute(text: str) -> str:
     return _escape_text(text).replace('"', "&quot;")
 
 
-def _serialise(element: Element, out: list[str]) -> None:
+def _serialise(element: Element) -> str:
+    """`element` as XML text; tails are not written (nothing in a MathML tree we build has one)."""
+    out: list[str] = []
+    _serialise_into(element, out)
+    return "".join(out)
+
+
+def _serialise_into(element: Element, out: list[str]) -> None:
     out.append(f"<{element.tag}")
     for name, value in element.attrib.items():
         out.append(f' {name}="{_escape_attribute(value)}"')
@@ -798,17 +925,18 @@ def _serialise(element: Element, out: list[str]) -> None:
     if element.text:
         out.append(_escape_text(element.text))
     for child in element:
-        _serialise(child, out)
+        _serialise_into(child, out)
     out.append(f"</{element.tag}>")  # explicit end tags: valid as XML and as HTML foreign content
 
 
-def _serialise_math(body: Element, tex: str, mode: str) -> str:
-    out = [f'<math xmlns="{MATHML_NS}" display="{mode}"><semantics>']
-    if body.tag != "mrow":
-        body = _wrap_row([body])
-    _serialise(body, out)
-    out.append(f'<annotation encoding="application/x-tex">{_escape_text(tex)}</annotation></semantics></math>')
-    return "".join(out)
+def _math_element(body: Element, tex: str, mode: str) -> Element:
+    """<math> > <semantics> > (body as an <mrow>, the TeX annotation); child tags stay unqualified:
+    in the serialised form the xmlns on <math> puts them in the MathML namespace."""
+    math = Element("math", {"xmlns": MATHML_NS, "display": mode})
+    semantics = SubElement(math, "semantics")
+    semantics.append(body if body.tag == "mrow" else _wrap_row([body]))
+    SubElement(semantics, "annotation", {"encoding": "application/x-tex"}).text = tex
+    return math
 
 
 # --------------------------------------------------------------------------------------------------
@@ -831,6 +959,8 @@ MATHML_ATTRIBUTES = frozenset(
     minsize maxsize width height depth voffset linethickness columnalign rowspacing columnspacing
     rowlines columnlines notation class""".split()
 )
+_TEXT_ONLY_ELEMENTS = frozenset({"mi", "mn", "mo", "mtext", "ms", "annotation"})
+_ONLY_CHILD = {"mtable": "mtr", "mtr": "mtd"}
 _CLASSES = frozenset({"tex-align"})
 _MENCLOSE_NOTATIONS = frozenset({"box", "updiagonalstrike", "downdiagonalstrike", "horizontalstrike"})
 
@@ -848,8 +978,20 @@ def validate_mathml(markup: str, expected_tex: Optional[str] = None) -> list[str
         root = ElementTree.fromstring(markup)
     except ElementTree.ParseError as error:
         return [f"not well-formed XML: {error}"]
+    return _tree_problems(root, prefix=f"{{{MATHML_NS}}}", expected_tex=expected_tex)
+
+
+# Characters that do not survive serialising and parsing unchanged: outside XML 1.0's Char
+# production (a parse error) or a carriage return (which a parser turns into a line feed).
+_NOT_XML_ROUND_TRIP = re.compile(r"[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _tree_problems(root: Element, prefix: str, expected_tex: Optional[str] = None) -> list[str]:
+    """validate_mathml's checks on a tree whose MathML tags start with `prefix`: the namespace as
+    ElementTree spells it for a parsed tree, "" for a tree we built (whose serialised <math> carries
+    the xmlns). On a built tree the checks may be stricter than on its serialised form (a tail is
+    not written; an xmlns below the root would be a namespace declaration there), never laxer."""
     problems: list[str] = []
-    prefix = f"{{{MATHML_NS}}}"
 
     def local(element: Element) -> str:
         return element.tag[len(prefix) :] if element.tag.startswith(prefix) else element.tag
@@ -858,36 +1000,41 @@ def validate_mathml(markup: str, expected_tex: Optional[str] = None) -> list[str
         problems.append(f"root is <{root.tag}>, not <math> in the MathML namespace")
     if root.get("display") not in ("block", "inline"):
         problems.append(f"math display is {root.get('display')!r}, not 'block' or 'inline'")
+    # This loop runs for every element of every formula: it avoids per-element lists and calls.
+    cut = len(prefix)
     for element in root.iter():
-        name = local(element)
-        if not element.tag.startswith(prefix) or name not in MATHML_ELEMENTS:
-            problems.append(f"<{element.tag}> is not a MathML element")
+        tag = element.tag
+        name = tag[cut:]
+        if name not in MATHML_ELEMENTS or not tag.startswith(prefix):
+            problems.append(f"<{tag}> is not a MathML element")
             continue
-        for attribute in element.attrib:
-            if attribute not in MATHML_ATTRIBUTES:
+        attributes = element.attrib
+        for attribute in attributes:
+            if attribute not in MATHML_ATTRIBUTES or (attribute == "xmlns" and element is not root):
                 problems.append(f"<{name}> has attribute {attribute!r}, which is not allowed")
-        children = [local(child) for child in element]
-        if name in _TOKEN_ELEMENTS or name == "annotation":
-            if children:
-                problems.append(f"<{name}> contains elements ({', '.join(children)}); it may hold text only")
+        count = len(element)
+        if name in _TEXT_ONLY_ELEMENTS:
+            if count:
+                children = ", ".join(local(child) for child in element)
+                problems.append(f"<{name}> contains elements ({children}); it may hold text only")
         elif element.text and element.text.strip():
             problems.append(f"<{name}> holds bare text {element.text.strip()!r}; text belongs in mi/mn/mo/mtext")
-        for child in element:
-            if child.tail and child.tail.strip():
-                problems.append(f"bare text {child.tail.strip()!r} after <{local(child)}>")
-        if name in _ARITY and len(children) != _ARITY[name]:
+        if count:
+            for child in element:
+                if child.tail and child.tail.strip():
+                    problems.append(f"bare text {child.tail.strip()!r} after <{local(child)}>")
+        if name in _ARITY and count != _ARITY[name]:
             problems.append(
-                f"<{name}> has {len(children)} children instead of {_ARITY[name]}: "
+                f"<{name}> has {count} children instead of {_ARITY[name]}: "
                 "a fraction, root or script is missing an argument"
             )
-        if name == "mtable" and any(c != "mtr" for c in children):
-            problems.append("<mtable> may contain only <mtr>")
-        if name == "mtr" and any(c != "mtd" for c in children):
-            problems.append("<mtr> may contain only <mtd>")
-        if "class" in element.attrib and element.get("class") not in _CLASSES:
-            problems.append(f"<{name} class={element.get('class')!r}> is not a class math.css styles")
-        if name == "menclose" and not set(element.get("notation", "").split()) <= _MENCLOSE_NOTATIONS:
-            problems.append(f"<menclose notation={element.get('notation')!r}> is not drawn by math.css")
+        if name in _ONLY_CHILD and any(local(child) != _ONLY_CHILD[name] for child in element):
+            problems.append(f"<{name}> may contain only <{_ONLY_CHILD[name]}>")
+        if attributes:
+            if "class" in attributes and attributes["class"] not in _CLASSES:
+                problems.append(f"<{name} class={attributes['class']!r}> is not a class math.css styles")
+            if name == "menclose" and not set(attributes.get("notation", "").split()) <= _MENCLOSE_NOTATIONS:
+                problems.append(f"<menclose notation={attributes.get('notation')!r}> is not drawn by math.css")
         if name == "math" and element is not root:
             problems.append("nested <math>")
     semantics = root[0] if len(root) else None

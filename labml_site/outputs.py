@@ -3,8 +3,10 @@ changed at all, writing the new site into a temporary folder and swapping it in.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -73,8 +75,8 @@ def copies_not_links(site: "_Site") -> None:
     build must leave the previous site as it was). An unchanged one is the previous site's copy."""
     for rel, content in list(site.outputs.items()):
         if isinstance(content, Path) and rel not in site.reused:
-            data = content.read_bytes()
-            site.outputs[rel] = cached_output(site, rel, build_cache.digest("copy", data), lambda data=data: data, copy=True)
+            key = build_cache.digest("copy", site.cache.files.digest(content))
+            site.outputs[rel] = cached_output(site, rel, key, content.read_bytes, copy=True)
 
 
 
@@ -99,7 +101,7 @@ def inputs_digest(site: _Site, prepared: Prepared) -> str:
         parts.append(prepared.keys[file.rel])
         parts.extend(prepared.text_keys.get(file.rel, {}).get(lang, "-") for lang in config.langs)
     for rel, asset in sorted(site.files.assets.items()):
-        parts += [rel, build_cache.files_digest([asset.path])]
+        parts += [rel, site.cache.files.digest(asset.path)]
     return build_cache.digest(*parts)
 
 
@@ -135,7 +137,12 @@ def record_build(site: _Site, inputs: str, report: Report) -> None:
     if site.cache is None or not site.cache.enabled:
         return
     files: dict[str, tuple[int, int, int]] = {}
+    manifest = site.cache.manifest.entries
     for rel in site.outputs:
+        if rel in manifest:  # just recorded by `RenderManifest.save`
+            known = manifest[rel]
+            files[rel] = (known.size, known.mtime_ns, known.inode)
+            continue
         try:
             st = os.stat(os.path.join(site.out, rel))
         except OSError:
@@ -174,3 +181,72 @@ def swap_in(new: Path, out: Path) -> None:
     new.rename(out)
     if old.exists():
         shutil.rmtree(old, ignore_errors=True)
+
+
+def _file_mode() -> int:
+    """The mode `open` gives a new file here (mkstemp's files are private to the owner)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+_FILE_MODE = _file_mode()
+
+
+def update_in_place(outputs: dict[str, str | bytes | Path], reused: set[str], out: Path) -> int:
+    """Bring the site at `out` to `outputs` by replacing only the files that changed and
+    removing those no longer produced. Everything was rendered before this is called, and each
+    file is replaced by a rename, so a reader (or a failure) never meets a half-written file;
+    what a failure can leave is some pages new and some old, all whole, which the next build
+    completes. Returns the number of files written."""
+    written = 0
+    made: set[str] = set()
+    for rel, content in outputs.items():
+        if rel in reused:
+            continue  # that very file is already there
+        target = os.path.join(out, rel)
+        folder = os.path.dirname(target)
+        if folder not in made:
+            os.makedirs(folder, exist_ok=True)
+            made.add(folder)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                if isinstance(content, Path):
+                    with open(content, "rb") as source:
+                        shutil.copyfileobj(source, f)
+                else:
+                    f.write(content if isinstance(content, bytes) else content.encode("utf-8"))
+            os.chmod(tmp, _FILE_MODE)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        written += 1
+    _remove_others(out, outputs)
+    return written
+
+
+def _remove_others(out: Path, outputs: dict) -> None:
+    """Delete what the site holds besides `outputs` (pages of deleted sources, stray files), and
+    folders left empty."""
+
+    def clean(folder: str, prefix: str) -> bool:  # True when `folder` is left empty
+        empty = True
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    if clean(entry.path, rel + "/"):
+                        with contextlib.suppress(OSError):
+                            os.rmdir(entry.path)
+                            continue
+                    empty = False
+                elif rel in outputs:
+                    empty = False
+                else:
+                    os.unlink(entry.path)
+        return empty
+
+    clean(os.fspath(out), "")

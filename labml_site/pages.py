@@ -166,7 +166,7 @@ def analyse(rel: str, url: str, text: str) -> PageData:
         return PageData(rel, url, posixpath.basename(rel), "", (), (), (), tuple(findings))
 
     is_python = rel.endswith(".py")
-    lines = highlight.highlight_python_lines(text) if is_python else []
+    lines = highlight.highlight_python_lines(text, parsed.tokens) if is_python else []
     ids = _Ids()
     assets: list[str] = []
     sections: list[SectionData] = []

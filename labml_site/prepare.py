@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Iterable
 
 from . import cache as build_cache
-from . import linking, search_index
+from . import linking, notebooks, search_index
 from .config import BuildConfig
 from .findings import Finding
+from .heads import PageHead, TextHead, page_head, text_head
 from .i18n import load_ui
 from .localize import LocalPage, LocalSection, localize
 from .pages import PageData, analyse
@@ -59,6 +60,7 @@ class LocalText:
     catalog_findings: tuple[Finding, ...]  # the translation file's own (load-time) findings
     search_url: str | None = None  # the URL `search` was computed for; None: not published
     search: tuple = ()  # this page's search_index entries in this language
+    search_rows: str = ""  # the same entries as rows of the index (`search_index.rows`)
 
 
 def local_text(page: LocalPage, catalog_findings: Iterable[Finding] = (), search_url: str | None = None, search: Iterable = ()) -> LocalText:
@@ -71,6 +73,7 @@ def local_text(page: LocalPage, catalog_findings: Iterable[Finding] = (), search
         tuple(catalog_findings),
         search_url,
         tuple(search),
+        search_index.rows(search),
     )
 
 
@@ -105,10 +108,24 @@ class _FileJob:
 
 @dataclass
 class Prepared:
-    pages: dict[str, PageData]  # in discovery order
-    texts: dict[str, dict[str, LocalText]]  # rel → lang → text
+    """Every page's head and its heads in every language, and the means to load the rest.
+
+    Heads come from the cache's head record, so an unchanged page is known without loading it;
+    `page_data` and `local_text` load (or, when an entry is gone, compute) a page only when an
+    output that shows it has to be rendered."""
+
+    heads: dict[str, PageHead]  # rel → head, in discovery order
+    text_heads: dict[str, dict[str, TextHead]]  # rel → lang → head
     keys: dict[str, str]  # rel → cache key of its analysis
     text_keys: dict[str, dict[str, str]] = field(default_factory=dict)  # rel → lang → key of its text
+    source_digests: dict[str, str] = field(default_factory=dict)  # of the bytes each key was made from
+    files: dict[str, SourceFile] = field(default_factory=dict)
+    lang_jobs: dict[tuple[str, str], "_LangJob"] = field(default_factory=dict)
+    pages: dict[str, PageData] = field(default_factory=dict)  # loaded or computed so far
+    texts: dict[tuple[str, str], LocalText] = field(default_factory=dict)  # (rel, lang) → text
+    links: dict[str, tuple] = field(default_factory=dict)  # rel → its linked code, computed this build
+    linked: dict[str, PageData] = field(default_factory=dict)  # rel → the page with that code
+    notebooks: dict[str, str] = field(default_factory=dict)  # rel → its .ipynb, made with its analysis
 
 
 def _analyse_source(rel: str, url: str, source: bytes) -> PageData:
@@ -127,7 +144,14 @@ def _catalog_files(path: Path) -> list[Path]:
     return [path, fuzzy_path(path)]
 
 
-def _prepare_file(job: _FileJob, store: build_cache.ObjectStore | None) -> tuple[PageData | None, dict[str, LocalText]]:
+@dataclass(frozen=True)
+class _FileResult:
+    data: PageData | None  # None when the job came with its analysis
+    texts: dict[str, LocalText]
+    notebook: str | None = None  # the page's .ipynb, made with its analysis (where it is cheap: in a worker)
+
+
+def _prepare_file(job: _FileJob, store: build_cache.ObjectStore | None) -> _FileResult:
     """Analyse (unless cached) and localize one file; runs in a worker process or inline."""
     analysed = job.data is None
     data = _analyse_source(job.rel, job.url, job.source) if analysed else job.data
@@ -142,12 +166,13 @@ def _prepare_file(job: _FileJob, store: build_cache.ObjectStore | None) -> tuple
         text = local_text(page, catalog.findings if catalog else (), job.url if published else None, search)
         texts[lj.lang] = text
         # Cache it only if the translation file is still what the key was computed from.
-        if store is not None and (lj.catalog is None or build_cache.files_digest(_catalog_files(Path(lj.catalog))) == lj.catalog_digest):
+        if store is not None and (lj.catalog is None or build_cache.FileDigests().digest_of(_catalog_files(Path(lj.catalog))) == lj.catalog_digest):
             store.put(lj.key, text)
-    return (data if analysed else None), texts
+    notebook = notebooks.notebook_json(data) if analysed and notebooks.wants_notebook(data) else None
+    return _FileResult(data if analysed else None, texts, notebook)
 
 
-def _prepare_job(args: tuple[_FileJob, build_cache.ObjectStore | None]) -> tuple[PageData | None, dict[str, LocalText]]:
+def _prepare_job(args: tuple[_FileJob, build_cache.ObjectStore | None]) -> _FileResult:
     return _prepare_file(*args)
 
 
@@ -166,42 +191,57 @@ def prepare_pages(
     cache: build_cache.BuildCache,
     stats: build_cache.BuildStats,
 ) -> Prepared:
-    """Every page's analysis and its text in every language, computing only what changed."""
+    """Every page's head and its text heads in every language, computing only what changed."""
     fingerprint = cache.fingerprint
     markers = {lang: load_ui(lang).gettext("Not yet translated") for lang in config.langs}
-    pages: dict[str, PageData] = {}
-    texts: dict[str, dict[str, LocalText]] = {f.rel: {} for f in files.pages}
-    keys: dict[str, str] = {}
-    text_keys: dict[str, dict[str, str]] = {}
+    prepared = Prepared({}, {f.rel: {} for f in files.pages}, {})
     jobs: list[_FileJob] = []
     for file in files.pages:
-        source = build_cache.read_bytes(file.path)
-        if source is None:
+        source_digest = cache.files.digest(file.path)
+        if source_digest == cache.files.MISSING:
             raise FileNotFoundError(f"{file.path} disappeared during the build; rebuild")
-        key = keys[file.rel] = build_cache.digest("page", fingerprint, file.rel, file.url, source)
-        data = cache.get(key)
+        prepared.files[file.rel], prepared.source_digests[file.rel] = file, source_digest
+        key = prepared.keys[file.rel] = build_cache.digest("page", fingerprint, file.rel, file.url, source_digest)
+        head = cache.head(key)
+        data = None
+        if not isinstance(head, PageHead):
+            data = cache.get(key)
+            data = data if isinstance(data, PageData) else None
+            if data is not None:
+                prepared.pages[file.rel] = data
+                head = page_head(data)
+                cache.set_head(key, head)
         missing: list[_LangJob] = []
         for lang in config.langs:
             if lang == config.base_lang:
                 catalog, catalog_digest = None, ""
             else:
                 path = translation_path(config.translations, file, lang)
-                catalog, catalog_digest = str(path), build_cache.files_digest(_catalog_files(path))
+                catalog, catalog_digest = str(path), cache.files.digest_of(_catalog_files(path))
             text_key = build_cache.digest("text", key, lang, str(catalog), catalog_digest, markers[lang], str(file.is_index))
-            text_keys.setdefault(file.rel, {})[lang] = text_key
-            text = cache.get(text_key)
-            if isinstance(text, LocalText):
-                texts[file.rel][lang] = text
+            prepared.text_keys.setdefault(file.rel, {})[lang] = text_key
+            lang_job = prepared.lang_jobs[(file.rel, lang)] = _LangJob(lang, catalog, catalog_digest, markers[lang], text_key)
+            found = cache.head(text_key)
+            if not isinstance(found, TextHead) and isinstance(head, PageHead):
+                text = cache.get(text_key)
+                if isinstance(text, LocalText) and data is None:
+                    data = load_page(prepared, cache, stats, file.rel, head.url)
+                if isinstance(text, LocalText):
+                    prepared.texts[(file.rel, lang)] = text
+                    found = text_head(text, data)
+                    cache.set_head(text_key, found)
+            if isinstance(found, TextHead):
+                prepared.text_heads[file.rel][lang] = found
                 stats.localization_reused += 1
             else:
-                missing.append(_LangJob(lang, catalog, catalog_digest, markers[lang], text_key))
-        if isinstance(data, PageData):
-            pages[file.rel] = data
+                missing.append(lang_job)
+        if isinstance(head, PageHead):
+            prepared.heads[file.rel] = head
             stats.analysis_reused += 1
-        else:
-            data = None
-        if data is None or missing:
-            jobs.append(_FileJob(file.rel, file.url, file.is_index, source, key, data, tuple(missing)))
+        if not isinstance(head, PageHead) or missing:
+            if isinstance(head, PageHead) and data is None:
+                data = load_page(prepared, cache, stats, file.rel, head.url)
+            jobs.append(_FileJob(file.rel, file.url, file.is_index, source_of(prepared, file.rel), key, data, tuple(missing)))
 
     store = cache.store if cache.enabled else None
     cores = os.cpu_count() or 1
@@ -213,49 +253,125 @@ def prepare_pages(
         with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
             chunk = max(1, len(jobs) // (workers * 8))
             results = list(pool.map(_prepare_job, [(job, store) for job in jobs], chunksize=chunk))
-    for job, (data, job_texts) in zip(jobs, results):
-        if data is not None:
-            pages[job.rel] = data
-            stats.analysed += 1
-            cache.remember(job.key, data)
+    for job, result in zip(jobs, results):
+        if result.data is not None:
+            _take_page(prepared, cache, stats, job.rel, job.key, result.data)
+        if result.notebook is not None:
+            prepared.notebooks[job.rel] = result.notebook
+        data = prepared.pages[job.rel]
         for lj in job.langs:
-            texts[job.rel][lj.lang] = job_texts[lj.lang]
-            cache.remember(lj.key, job_texts[lj.lang])
+            _take_text(prepared, cache, job.rel, lj, result.texts[lj.lang], data)
         stats.localized += len(job.langs)
-    ordered = {f.rel: pages[f.rel] for f in files.pages}
-    return Prepared(ordered, texts, keys, text_keys)
+    prepared.heads = {f.rel: prepared.heads[f.rel] for f in files.pages}
+    return prepared
+
+
+def source_of(prepared: Prepared, rel: str) -> bytes:
+    """The source file's bytes, which must still be those its key was made from."""
+    path = prepared.files[rel].path
+    source = build_cache.read_bytes(path)
+    if source is None or build_cache.digest(source) != prepared.source_digests[rel]:
+        raise FileNotFoundError(f"{path} changed or disappeared during the build; rebuild")
+    return source
+
+
+def _take_page(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, key: str, data: PageData) -> None:
+    """A page analysed in this build (by a worker, which stored it, or inline)."""
+    prepared.pages[rel] = data
+    prepared.heads[rel] = page_head(data)
+    stats.analysed += 1
+    cache.remember(key, data)
+    cache.set_head(key, prepared.heads[rel])
+
+
+def _take_text(prepared: Prepared, cache: build_cache.BuildCache, rel: str, lj: _LangJob, text: LocalText, data: PageData) -> None:
+    prepared.texts[(rel, lj.lang)] = text
+    prepared.text_heads[rel][lj.lang] = text_head(text, data)
+    cache.remember(lj.key, text)
+    cache.set_head(lj.key, prepared.text_heads[rel][lj.lang])
+
+
+def load_page(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, url: str) -> PageData:
+    """A page's analysis: already in memory, else from the cache, else computed again (an entry
+    deleted or damaged since its head was recorded)."""
+    data = prepared.pages.get(rel)
+    if data is None:
+        key = prepared.keys[rel]
+        data = cache.get(key)
+        if isinstance(data, PageData):
+            prepared.pages[rel] = data
+        else:
+            data = _analyse_source(rel, url, source_of(prepared, rel))
+            cache.put(key, data)
+            _take_page(prepared, cache, stats, rel, key, data)
+    return data
+
+
+def load_text(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, lang: str) -> LocalText:
+    """A page's text in `lang`, the same way as `load_page`."""
+    text = prepared.texts.get((rel, lang))
+    if text is None:
+        lj = prepared.lang_jobs[(rel, lang)]
+        text = cache.get(lj.key)
+        head = prepared.heads[rel]
+        data = load_page(prepared, cache, stats, rel, head.url)
+        if isinstance(text, LocalText):
+            prepared.texts[(rel, lang)] = text
+        else:
+            file = prepared.files[rel]
+            job = _FileJob(rel, file.url, file.is_index, source_of(prepared, rel), prepared.keys[rel], data, (lj,))
+            text = _prepare_file(job, cache.store if cache.enabled else None).texts[lang]
+            _take_text(prepared, cache, rel, lj, text, data)
+            stats.localized += 1
+    return text
 
 
 def link_code_cached(
-    pages: dict[str, PageData], keys: dict[str, str], cache: build_cache.BuildCache, stats: build_cache.BuildStats
-) -> tuple[dict[str, PageData], dict[str, str]]:
-    """`linking.link_code`, page by page: a page's links depend on its own code and on what the
-    whole site defines (`site_symbols`), so they are cached under both. Returns the linked pages
-    and, for each, a key that identifies it (its analysis key and the site's symbols)."""
-    symbols = linking.site_symbols(pages)
+    prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats
+) -> tuple[linking.Symbols, dict[str, str]]:
+    """What the site defines (`site_symbols`, from the heads) and, per page, the key of its code
+    after `linking.link_code`: a page's links depend on its own code and on the site's symbols,
+    so they are cached under both. Links are computed now only for pages whose entry is missing;
+    `linked_page` applies them when the page is needed."""
+    symbols = linking.site_symbols(prepared.heads)
     symbols_digest = build_cache.value_digest(symbols)
-    linked: dict[str, PageData] = {}
-    linked_keys: dict[str, str] = {}
-    memo = cache.memo("linked")  # kept between `serve` rebuilds
-    for rel, page in pages.items():
-        key = linked_keys[rel] = build_cache.digest("linked", keys.get(rel, ""), symbols_digest)
-        if rel in keys and memo.get(key) is not None:
+    keys: dict[str, str] = {}
+    for rel, head in prepared.heads.items():
+        key = keys[rel] = build_cache.digest("linked", prepared.keys[rel], symbols_digest)
+        if cache.head(key) is not build_cache.MISS:
             stats.link_reused += 1
-            linked[rel] = memo[key]
-            cache.remember(key, None)  # still in use: `prune` keeps the stored entry
             continue
-        code = cache.get(key) if rel in keys else build_cache.MISS
-        if isinstance(code, tuple) and len(code) == len(page.sections):
-            stats.link_reused += 1
-            result = page if all(c is None for c in code) else replace(
-                page, sections=tuple(s if c is None else replace(s, code_html=c) for s, c in zip(page.sections, code))
-            )
-        else:
-            result = linking.link_page(page, linking.references(page, symbols))
-            stats.linked += 1
-            if rel in keys:
-                cache.put(key, tuple(None if new.code_html == old.code_html else new.code_html for old, new in zip(page.sections, result.sections)))
-        if rel in keys:
-            memo[key] = result
-        linked[rel] = result
-    return linked, {rel: key for rel, key in linked_keys.items() if rel in keys}
+        code = prepared.links[rel] = _link(prepared, cache, stats, rel, symbols)
+        cache.put(key, code)
+        cache.set_head(key, True)
+    return symbols, keys
+
+
+def _link(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, symbols: linking.Symbols) -> tuple:
+    """The page's code HTML per section after linking (None where linking changed nothing)."""
+    page = load_page(prepared, cache, stats, rel, prepared.heads[rel].url)
+    linked = linking.link_page(page, linking.references(page, symbols))
+    stats.linked += 1
+    return tuple(None if new.code_html == old.code_html else new.code_html for old, new in zip(page.sections, linked.sections))
+
+
+def linked_page(
+    prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, key: str, symbols: linking.Symbols
+) -> PageData:
+    """The page with its code linked, from the links cached under `key` (computed again if gone)."""
+    if rel in prepared.linked:
+        return prepared.linked[rel]
+    memo = cache.memo("linked")  # kept between `serve` rebuilds
+    result = memo.get(key)
+    if result is None:
+        page = load_page(prepared, cache, stats, rel, prepared.heads[rel].url)
+        code = prepared.links[rel] if rel in prepared.links else cache.get(key)
+        if not (isinstance(code, tuple) and len(code) == len(page.sections)):
+            code = _link(prepared, cache, stats, rel, symbols)
+            cache.put(key, code)
+        result = page if all(c is None for c in code) else replace(
+            page, sections=tuple(s if c is None else replace(s, code_html=c) for s, c in zip(page.sections, code))
+        )
+        memo[key] = result
+    prepared.linked[rel] = result
+    return result

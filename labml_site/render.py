@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+import jinja2
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
 
 DEFAULT_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -12,7 +13,9 @@ DEFAULT_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 class Theme:
     """A folder of Jinja2 templates plus `static/` files copied into the site as they are."""
 
-    def __init__(self, templates_dir: Path = DEFAULT_TEMPLATES) -> None:
+    def __init__(self, templates_dir: Path = DEFAULT_TEMPLATES, compiled_dir: Path | None = None) -> None:
+        """`compiled_dir`: where compiled templates are kept between processes (checked against
+        each template's source, so an edited template is compiled again)."""
         self.dir = Path(templates_dir)
         if not (self.dir / "page.html").exists():
             raise FileNotFoundError(
@@ -25,6 +28,7 @@ class Theme:
             trim_blocks=True,
             lstrip_blocks=True,
             auto_reload=False,
+            bytecode_cache=_bytecode_cache(compiled_dir),
         )
         self._templates: dict[str, Any] = {}
 
@@ -47,3 +51,15 @@ class Theme:
             digest.update(str(path.relative_to(self.dir)).encode())
             digest.update(path.read_bytes())
         return digest.hexdigest()
+
+
+def _bytecode_cache(folder: Path | None) -> FileSystemBytecodeCache | None:
+    if folder is None:
+        return None
+    # One folder per Jinja version: compiled code is only valid for the version that made it.
+    folder = Path(folder) / f"jinja-{jinja2.__version__}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None  # compiling every time is slower, not wrong
+    return FileSystemBytecodeCache(str(folder))

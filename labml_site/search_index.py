@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable
 from html import unescape
 from html.parser import HTMLParser
 
-from .checks import plain_attrs, plain_tokens
+from .checks import PlainHtml, plain_tokens
 from .localize import LocalPage
 
 GLOBAL_NAME = "labmlSearchIndex"
@@ -52,9 +54,9 @@ class _Text(HTMLParser):
         self.in_annotation = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        attributes = dict(attrs)
+        attributes = dict(attrs) if attrs else {}
         classes = attributes.get("class")
-        skip = bool(classes) and not _SKIPPED_CLASSES.isdisjoint(classes.split())
+        skip = bool(classes) and _has_skipped_class(classes)
         if tag == "math":
             self.math_display = attributes.get("display") == "block"
             if self.math_display:
@@ -88,7 +90,8 @@ class _Text(HTMLParser):
             self.parts.append(" ")
 
     def handle_endtag(self, tag: str) -> None:
-        if (tag, False) not in self.stack and (tag, True) not in self.stack:
+        stack = self.stack
+        if not (stack and stack[-1][0] == tag) and all(open_tag != tag for open_tag, _ in stack):
             return  # a stray end tag closes nothing
         while self.stack:
             open_tag, skip = self.stack.pop()
@@ -120,6 +123,12 @@ class _Text(HTMLParser):
         return self.heading, _squash("".join(self.parts))
 
 
+@lru_cache(maxsize=256)
+def _has_skipped_class(classes: str) -> bool:
+    """Cached: prose has a few class values (`n`, `highlight`, …), each on many tags."""
+    return not _SKIPPED_CLASSES.isdisjoint(classes.split())
+
+
 def _squash(text: str) -> str:
     return " ".join(text.split())  # str.split and the regex `\s` agree on what whitespace is
 
@@ -131,14 +140,15 @@ def _squash(text: str) -> str:
 # annotation's text, and MathML names mean nothing to it. That holds when the formula is of the
 # form `tex_to_mathml` writes (MathML elements with double-quoted attributes, one TeX
 # annotation of plain text) and no MathML element is opened or closed outside a formula (its end
-# tag could close something inside one); otherwise the prose is returned unchanged. `prose_text`
-# uses the result only when the plain tokenizer accepts it, which also rules out a `<math>` in
-# a comment, a script or an attribute value.
+# tag could close something inside one). `prose_text` uses the result only when the plain
+# tokenizer accepts it, which also rules out a `<math>` in a comment, a script or an attribute
+# value, and when no tag outside the formulas has a MathML name.
 _MATHML_NAMES = (
     "semantics|annotation|mrow|mi|mn|mo|ms|mtext|mspace|msub|msup|msubsup|mfrac|msqrt|mroot|"
     "mover|munder|munderover|mstyle|mtable|mtr|mtd|menclose|mpadded|mphantom|merror|mfenced|"
     "mmultiscripts|mprescripts|none|maction|mglyph|malignmark|maligngroup|mlabeledtr"
 )
+_MATH_TAG_NAMES = frozenset(["math", *_MATHML_NAMES.split("|")])
 _SP = "[ \\t\\n\\r\\f]"
 _QUOTED_ATTRS = rf'(?:{_SP}+[a-zA-Z][-a-zA-Z0-9_:]*="[^"<>]*")*{_SP}*'
 # A text run must reach the next "<", and the alternatives cannot match at the same place: there
@@ -149,62 +159,79 @@ _MATH_ELEMENT = re.compile(
     rf"((?:[^<]+(?=<)|<(?:{_MATHML_NAMES}){_QUOTED_ATTRS}/?>|</(?:{_MATHML_NAMES}){_SP}*>)*)</math>"
 )
 _TEX_ANNOTATION = re.compile(rf"<annotation{_QUOTED_ATTRS}>([^<]*)</annotation>")
-# Any tag html.parser could read as one of those names (it lowercases names; an end tag may
-# have spaces after "</"): found anywhere outside the matched formulas, nothing is compacted.
-_MATH_OR_MATHML_TAG = re.compile(rf"<(?:/\s*)?(?:math|{_MATHML_NAMES})(?![-.a-zA-Z0-9:_])", re.IGNORECASE)
 
 
-def _compact_math(prose_html: str) -> str:
+def _compact_math(prose_html: str) -> tuple[str, int]:
+    """`prose_html` with each formula compacted, and how many were; `(prose_html, 0)` when one
+    of them is not of the form above."""
     if "<math" not in prose_html:
-        return prose_html
+        return prose_html, 0
     parts: list[str] = []
-    pos = 0
+    pos = formulas = 0
     while (at := prose_html.find("<math", pos)) >= 0:
-        m = _MATH_ELEMENT.match(prose_html, at)
-        if m is None or _MATH_OR_MATHML_TAG.search(prose_html, pos, at):
-            return prose_html
-        inner = m.group(1)
-        annotation = _TEX_ANNOTATION.search(inner)
-        if annotation is None or inner.count("<annotation") != 1:
-            return prose_html
-        parts.append(prose_html[pos:m.start(1)])
-        parts.append(f"<annotation>{annotation.group(1)}</annotation></math>")
-        pos = m.end()
-    if _MATH_OR_MATHML_TAG.search(prose_html, pos):
-        return prose_html
+        # A formula of the form above ends at the first "</math>": nothing inside it can be read
+        # as that end tag.
+        end = prose_html.find("</math>", at)
+        compact = _compact_formula(prose_html[at:end + len("</math>")]) if end >= 0 else None
+        if compact is None:
+            return prose_html, 0
+        parts += (prose_html[pos:at], compact)
+        pos = end + len("</math>")
+        formulas += 1
     parts.append(prose_html[pos:])
-    return "".join(parts)
+    return "".join(parts), formulas
 
 
-def _read_plain(parser: _Text, html: str) -> bool:
-    """Feed `html` to `parser`'s handlers from the plain-HTML tokenizer of `checks`, which gives
-    the same calls as `html.parser` for the HTML it accepts (tests/test_fast_html.py); False,
-    with nothing fed, when it does not accept `html`."""
-    plain = plain_tokens(html)
-    if plain is None:
-        return False
-    tokens, rest = plain
-    for text, _, start, attr_text, close, end in tokens:
+@lru_cache(maxsize=2048)
+def _compact_formula(element: str) -> str | None:
+    """One `<math …>…</math>` cut down to its TeX annotation, or None when it is not of the form
+    `tex_to_mathml` writes. Cached: a page has the same formulas in every language."""
+    m = _MATH_ELEMENT.fullmatch(element)
+    if m is None:
+        return None
+    inner = m.group(1)
+    annotation = _TEX_ANNOTATION.search(inner)
+    if annotation is None or inner.count("<annotation") != 1:
+        return None
+    return f"{element[:m.start(1)]}<annotation>{annotation.group(1)}</annotation></math>"
+
+
+def _feed_plain(parser: _Text, plain: PlainHtml) -> None:
+    """Feed what the plain-HTML tokenizer of `checks` read to `parser`'s handlers: the same calls
+    as `html.parser` makes for that HTML (tests/test_fast_html.py)."""
+    pieces, tags = plain
+    data, start, start_end, end = (
+        parser.handle_data, parser.handle_starttag, parser.handle_startendtag, parser.handle_endtag
+    )
+    for (name, attrs, kind), text in zip(tags, pieces[::2]):
         if text:
-            parser.handle_data(unescape(text) if "&" in text else text)
-        if end:
-            parser.handle_endtag(end.lower())
-        elif close:
-            parser.handle_startendtag(start.lower(), plain_attrs(attr_text) if attr_text else ())
+            data(unescape(text) if "&" in text else text)
+        if kind == "end":
+            end(name)
+        elif kind == "start":
+            start(name, attrs)
         else:
-            parser.handle_starttag(start.lower(), plain_attrs(attr_text) if attr_text else ())
+            start_end(name, attrs)
+    rest = pieces[-1]
     if rest:
-        parser.handle_data(unescape(rest) if "&" in rest else rest)
-    return True
+        data(unescape(rest) if "&" in rest else rest)
+
+
+def _mathml_only_in_formulas(plain: PlainHtml, formulas: int) -> bool:
+    """Each compact formula has four tags with MathML names (math, annotation and their end
+    tags): any more are outside the formulas, where compacting is not exact."""
+    return not formulas or sum(tag.name in _MATH_TAG_NAMES for tag in plain[1]) == 4 * formulas
 
 
 def prose_text(prose_html: str) -> tuple[str, str]:
     """(first heading, plain text) of a section's prose HTML."""
-    parser = _Text()
-    if _read_plain(parser, _compact_math(prose_html)):
+    compact, formulas = _compact_math(prose_html)
+    plain = plain_tokens(compact)
+    if plain is not None and _mathml_only_in_formulas(plain, formulas):
+        parser = _Text()
+        _feed_plain(parser, plain)
         return parser.result()
-    # Not plain HTML: html.parser reads it, MathML and all (compacting is exact only for HTML
-    # the plain tokenizer accepts).
+    # Not plain HTML: html.parser reads it, MathML and all.
     return prose_text_strict(prose_html)
 
 
@@ -249,18 +276,38 @@ def folder_entries(folders: list[tuple[str, str, str]]) -> list[Entry]:
 def index_js(lang: str, items: list[Entry]) -> str:
     """The script that defines the index. Compact arrays keep it small: [title, url, section,
     heading, text, names]; titles are stored once and referenced by number."""
+    return index_js_from_rows(lang, ((e.title, rows([e])) for e in items))
+
+
+_TITLE = "\x00"  # stands for a row's title number in `rows`: JSON text never holds a raw NUL
+
+
+def _inert_json(value: object) -> str:
+    body = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    # "</" inside a string would not end a script loaded by src, but keep the file inert anyway.
+    return body.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def rows(entries: Iterable[Entry]) -> str:
+    """Entries that share one title (a page's), as the index's rows with the title's number left
+    open: a page's part of the index, made once with its text and joined by `index_js_from_rows`
+    into the same script `index_js` writes."""
+    return ",".join(f"[{_TITLE}," + _inert_json([e.url, e.section, e.heading, e.text, list(e.names)])[1:] for e in entries)
+
+
+def index_js_from_rows(lang: str, parts: Iterable[tuple[str, str]]) -> str:
+    """`index_js` of the entries given as (title, `rows` of the entries with that title)."""
     titles: list[str] = []
     title_ids: dict[str, int] = {}
-    rows = []
-    for e in items:
-        if e.title not in title_ids:
-            title_ids[e.title] = len(titles)
-            titles.append(e.title)
-        rows.append([title_ids[e.title], e.url, e.section, e.heading, e.text, list(e.names)])
-    data = {"lang": lang, "titles": titles, "entries": rows}
-    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    # "</" inside a string would not end a script loaded by src, but keep the file inert anyway.
-    body = body.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    pieces: list[str] = []
+    for title, page_rows in parts:
+        if not page_rows:
+            continue
+        if title not in title_ids:
+            title_ids[title] = len(titles)
+            titles.append(title)
+        pieces.append(page_rows.replace(_TITLE, str(title_ids[title])))
+    body = f'{{"lang":{_inert_json(lang)},"titles":{_inert_json(titles)},"entries":[{",".join(pieces)}]}}'
     return f"window.{GLOBAL_NAME}={body};\n"
 
 

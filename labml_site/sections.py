@@ -39,6 +39,8 @@ class Section:
 class ParsedSource:
     meta: dict[str, str]  # front matter (title, summary, and any other keys as strings)
     sections: tuple[Section, ...]
+    # Python only: tokenize's tokens of the CRLF-normalised text, reused by the highlighter
+    tokens: tuple[tokenize.TokenInfo, ...] = field(default=(), repr=False, compare=False)
 
 
 class SourceError(Exception):
@@ -289,7 +291,8 @@ def parse_python(text: str, path: str = "") -> ParsedSource:
     text = text.replace("\r\n", "\n")
     lines = text.split("\n")
     n_lines = _line_count(text)
-    comment_lines, docstrings, split_lines = _scan(_tokenize(text, path))
+    tokens = _tokenize(text, path)
+    comment_lines, docstrings, split_lines = _scan(tokens)
 
     meta: dict[str, str] = {}
     builders: list[_Builder] = []
@@ -331,7 +334,7 @@ def parse_python(text: str, path: str = "") -> ParsedSource:
         ln += 1
     cur.end = n_lines
     builders.append(cur)
-    return ParsedSource(meta=meta, sections=_finish(builders))
+    return ParsedSource(meta=meta, sections=_finish(builders), tokens=tuple(tokens))
 
 
 def parse_markdown(text: str, path: str = "") -> ParsedSource:

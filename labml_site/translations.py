@@ -15,13 +15,11 @@ and then went through the sanitizer.  Anything else renders the English.
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from labml_site.checks import (
-    URL_ATTRIBUTES,
     EntryContext,
     FileContext,
     ParsedFile,
@@ -156,12 +154,12 @@ class Catalog:
             return Lookup("invalid", None, tuple(_errors_first(findings)))
         html = sanitize(
             entry.value,
-            allowed_urls=ctx.key_html.attr_values(URL_ATTRIBUTES),
-            allowed_ids=ctx.key_html.attr_values(["id"]),
+            allowed_urls=ctx.key_urls,
+            allowed_ids=ctx.key_ids,
         )
         # The checks passed, so the sanitizer should not have touched a placeholder; if it did,
         # the lead could not fill the math back in: refuse rather than render a broken block.
-        if Counter(PLACEHOLDER_RE.findall(html)) != Counter(PLACEHOLDER_RE.findall(key)):
+        if sorted(PLACEHOLDER_RE.findall(html)) != sorted(PLACEHOLDER_RE.findall(key)):
             findings.append(
                 ctx.error(
                     "sanitizer-changed",

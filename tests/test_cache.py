@@ -346,8 +346,8 @@ def test_corrupted_cache_files_are_ignored_and_rebuilt(tmp_path):
     out = tmp_path / "site"
     first = snapshot(build(config(src, tr, out)).out)
     cache_dir = build_cache.cache_dir_for(out)
-    entries = sorted((cache_dir / "objects").glob("*.pkl"))
-    assert len(entries) >= 3 + 3 * len(LANGS)
+    entries = sorted(cache_dir.rglob("*.pkl"))  # objects, heads, the manifest, the last build
+    assert len(entries) >= 3 + 3 * len(LANGS) + 3
     for i, entry in enumerate(entries):
         data = entry.read_bytes()
         if i % 3 == 0:
@@ -364,6 +364,21 @@ def test_corrupted_cache_files_are_ignored_and_rebuilt(tmp_path):
     assert snapshot(result.out) == first
     # …and the cache works again afterwards.
     assert build(config(src, tr, out)).stats.analysed == 0
+
+
+def test_damaged_objects_behind_intact_heads_are_computed_again(tmp_path):
+    """Heads say what a page is without loading it; when a page must be rendered and its cached
+    object is gone or damaged, it is analysed and localized again, not shown stale or empty."""
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    first = snapshot(build(config(src, tr, out)).out)
+    for entry in (build_cache.cache_dir_for(out) / "objects").glob("*.pkl"):
+        entry.write_bytes(entry.read_bytes()[:10])
+    shutil.rmtree(out)  # every page must be rendered again, from objects that are all damaged
+
+    result = build(config(src, tr, out))
+    assert result.stats.analysed == 3 and result.stats.localized == 3 * len(LANGS)
+    assert snapshot(result.out) == first
 
 
 def test_deleting_the_cache_is_safe(tmp_path):

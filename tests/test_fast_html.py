@@ -253,6 +253,22 @@ def test_edge_whitespace_equals_the_regular_expressions(text):
     assert checks._trailing_ws(text) == re.search(r"\s*$", text).group(0)
 
 
+@SETTINGS
+@given(WS_TEXT, WS_TEXT)
+def test_same_words_equals_comparing_the_collapsed_texts(a, b):
+    # check_identical compares first words before splitting the whole of both texts
+    for x, y in ((a, b), (a, a), (a, " " + a.replace(" ", "\n") + "\t")):
+        assert checks._same_words(x, y) == (" ".join(x.split()) == " ".join(y.split()))
+
+
+@SETTINGS
+@given(st.text(alphabet=st.sampled_from(["\t", "\n", "\r", " ", "\x00", "\x1f", "\x7f", "\x0b", "/", "a",
+                                         ":", "\u3000"]), max_size=10))
+def test_normalise_url_equals_the_regular_expression(url):
+    expected = re.sub(r"[\t\n\r]", "", url).strip("".join(chr(c) for c in range(0x21)))
+    assert sanitize_module.normalise_url(url) == expected
+
+
 CARET_TEXT = st.lists(
     st.sampled_from(["_", "＿", "%5f", "^", "＾", "%5e", "%5E", "&#94;", "&#x5e;", "&Hat;", "0", "12",
                      " ", "\n", "x", "<span translate=no>", "</span>", "&#", "%5", "Hat"]),
@@ -263,9 +279,39 @@ CARET_TEXT = st.lists(
 @SETTINGS
 @given(CARET_TEXT)
 def test_text_without_a_caret_form_holds_no_damaged_placeholder(text):
-    # scan_placeholders skips the slow search when _MAYBE_CARET finds nothing
-    if checks._MAYBE_CARET.search(text) is None:
+    # scan_placeholders skips the slow search when _may_hold_caret says no
+    if not checks._may_hold_caret(text):
         assert checks._LOOSE_IN_SPAN.search(text) is None
+
+
+def test_casefold_finds_every_spelling_the_case_blind_pattern_takes_for_translate():
+    every_character = "".join(map(chr, range(0x110000)))
+    for letter in set("translate"):
+        taken = re.findall(letter, every_character, re.IGNORECASE)
+        assert len(taken) >= 2 and all(c.casefold() == letter for c in taken), letter
+
+
+TRANSLATE_TEXT = st.lists(
+    st.sampled_from(["translate", "TRANSLATE", "Tranſlate", "tran", "slate", "=", " = ", "\n", "no",
+                     "NO", '"', "'", "x", "<span ", ">", "_^_0_^_", "ſ", "K"]),
+    max_size=10,
+).map("".join)
+
+
+@SETTINGS
+@given(TRANSLATE_TEXT)
+def test_text_that_cannot_hold_translate_no_has_no_match(text):
+    # scan_placeholders skips the case-blind search when _may_hold_translate_no says no
+    if not checks._may_hold_translate_no(text):
+        assert checks._TRANSLATE_NO.search(text) is None
+
+
+def test_one_search_finds_the_characters_of_both_character_checks():
+    every_character = "".join(map(chr, range(0x110000)))
+    either = set(checks._LONE_SURROGATE.findall(every_character)) | set(
+        checks._SUSPICIOUS_CHARS.findall(every_character))
+    assert set(checks._UNUSUAL_CHARS.findall(every_character)) == either
+    assert "\ud800" in either and "\x00" in either and "\u202e" in either
 
 
 # --------------------------------------------------------------------------------------------
@@ -306,12 +352,29 @@ def test_prose_text_equals_the_parser_on_any_html(html):
 
 def test_math_is_compacted_to_its_annotation():
     html = "<p>Divide by " + MATHML[1] + " and " + MATHML[2] + "</p>"
-    compact = search_index._compact_math(html)
-    assert "<mi>" not in compact and "<semantics>" not in compact
+    compact, formulas = search_index._compact_math(html)
+    assert formulas == 2 and "<mi>" not in compact and "<semantics>" not in compact
     assert r"<annotation>\frac{a}{b} &lt; c \&amp; x</annotation></math>" in compact
     assert prose_text(html) == prose_text_strict(html) == ("", r"Divide by \frac{a}{b} < c \& x and …")
-    # MathML outside a formula: left as it is (an end tag there could close one)
-    assert search_index._compact_math("<mi>" + html) == "<mi>" + html
+    # A formula not of the form tex_to_mathml writes: nothing is compacted
+    odd = '<p><math display="inline"><mi title="a>b">x</mi></math></p>'
+    assert search_index._compact_math(odd) == (odd, 0)
+
+
+def test_mathml_outside_a_formula_is_read_by_the_parser(monkeypatch):
+    # The stray `</mrow>` inside the formula closes the `<mrow>` opened before it, and the math
+    # with it, so "z" is text; compacting drops it. The tag outside must send this to the parser.
+    html = ('<p><mrow>a <math display="inline"><semantics><annotation encoding="application/x-tex">'
+            "x</annotation></mrow><mi>z</mi></semantics></math> b</mrow></p>")
+    compact, formulas = search_index._compact_math(html)
+    assert formulas == 1 and prose_text_strict(compact) != prose_text_strict(html)
+    strict_calls = []
+    monkeypatch.setattr(search_index, "prose_text_strict",
+                        lambda h: strict_calls.append(h) or prose_text_strict(h))
+    assert prose_text(html) == prose_text_strict(html) == ("", "a xz b")
+    assert strict_calls == [html]
+    plain_math = "<p>Divide by " + MATHML[1] + "</p>"
+    assert prose_text(plain_math) == prose_text_strict(plain_math) and strict_calls == [html]
 
 
 def test_the_projects_prose_gives_the_same_text():
@@ -322,17 +385,24 @@ def test_the_projects_prose_gives_the_same_text():
     sources = sorted((ROOT / "source").rglob("*.py"))
     if not sources:
         pytest.skip("no tutorial source in this checkout")
-    seen = 0
+    langs = {p.name.split(".")[-2] for p in (ROOT / "translations").rglob("*.json")
+             if not p.name.endswith((".fuzzy.json", ".stale.json"))}
+    assert langs, "the tutorial has translations"
+    seen = fast = 0
     for path in sources:
         rel = path.relative_to(ROOT / "source").as_posix()
         data = analyse(rel, rel, path.read_text(encoding="utf-8"))
-        for lang in ("en", "zh", "ru"):
+        for lang in ["en", *sorted(langs)]:
             catalog_path = ROOT / "translations" / f"{rel[:-3]}.{lang}.json"
             catalog = Catalog.load(catalog_path, lang) if lang != "en" else None
             for section in localize(data, lang, catalog, "Not yet translated").sections:
-                assert prose_text(section.prose_html) == prose_text_strict(section.prose_html)
-                seen += "<math" in section.prose_html
+                html = section.prose_html
+                assert prose_text(html) == prose_text_strict(html)
+                compact, formulas = search_index._compact_math(html)
+                seen += formulas
+                fast += checks.plain_tokens(compact) is not None
     assert seen > 0  # the tutorial has math, so the compaction was exercised
+    assert fast > 0  # and the fast path, not just the parser
 
 
 # --------------------------------------------------------------------------------------------
@@ -372,7 +442,7 @@ def reference_sanitize(html, *, allowed_urls=None, allowed_ids=None):
         strip_comments=True,
         link_rel="noopener noreferrer",
     )
-    return s._QUOTED_TRANSLATE_NO.sub("<span translate=no>", cleaned)
+    return cleaned.replace('<span translate="no">', "<span translate=no>")
 
 
 def _assert_same_sanitized(html: str) -> None:

@@ -1,17 +1,32 @@
+import io
+import tokenize
+
+import pytest
+
 from labml_site.highlight import highlight_block, highlight_inline, highlight_python_lines, render_code, stylesheet
 
 
-def test_one_html_line_per_source_line_even_across_multiline_strings():
+def with_tokens(src: str) -> list[str]:
+    return highlight_python_lines(src, list(tokenize.generate_tokens(io.StringIO(src).readline)))
+
+
+# Pygments alone, and the tokenize-based path that pages use.
+BOTH_PATHS = pytest.mark.parametrize("lines_of", [highlight_python_lines, with_tokens], ids=["pygments", "tokens"])
+
+
+@BOTH_PATHS
+def test_one_html_line_per_source_line_even_across_multiline_strings(lines_of):
     src = 'x = """a\n# not a comment\n"""\ny = 1  # trailing\n'
-    lines = highlight_python_lines(src)
+    lines = lines_of(src)
     assert len(lines) == src.count("\n") + 1
     # The middle line is still string-coloured: the file was lexed as a whole.
     assert 'class="s2"' in lines[1] and "# not a comment" in lines[1]
     assert 'class="c1"' in lines[3]
 
 
-def test_html_is_escaped():
-    lines = highlight_python_lines("a = b < c & d\n")
+@BOTH_PATHS
+def test_html_is_escaped(lines_of):
+    lines = lines_of("a = b < c & d\n")
     assert "&lt;" in lines[0] and "&amp;" in lines[0] and "<c" not in lines[0]
 
 

@@ -419,6 +419,191 @@ def test_any_input_is_refused_or_valid(pieces: list[str], display: bool) -> None
 
 
 # ------------------------------------------------------------------------------------------------
+# Speed-ups that must not change anything: tex_to_mathml tokenises once with its own tokenizer,
+# feeds latex2mathml's internals, and validates the tree it built instead of re-parsing its output.
+
+
+def _tutorial_formulas() -> list[str]:
+    from labml_site.prose import section_blocks
+    from labml_site.sections import parse_source
+
+    formulas: list[str] = []
+    for path in sorted((REPO / "source").rglob("*.py")):
+        for section in parse_source(path.read_text(encoding="utf-8"), str(path)).sections:
+            for block in section_blocks(section):
+                formulas += [p.text for p in block.placeholders if p.kind in ("math", "display_math", "env")]
+    return formulas
+
+
+TUTORIAL_FORMULAS = _tutorial_formulas()
+# Inputs that take the tokenizer's special cases: comments, units, fonts, \verb, \operatorname,
+# \begin with spaces, text arguments, fractions of digits, and malformed input.
+TOKENIZER_EDGES = [
+    r"x % comment", "x %", "x %\n y", r"\text{%a} b", r"\text{5 mm}", r"\hspace{2 em}", r"\mathbb{R}",
+    r"\mathbf{xy}", r"\mathrm{ d}", r"\mathring{a}", r"\verb|a b|", r"\verb", r"x \verbatim y", r"\verb|x",
+    r"\operatorname {ab}", r"\operatorname*{f}", r"\operatornamewithlimits{g}", r"\begin {matrix} a \end {matrix}",
+    r"\frac12", r"\dfrac 3.", r"x_2^3", r".5 + 1.25", "-3pt", r"\text{\begin x}", r"\underbar{}", r"\color{}",
+    r"\\ \{ \} \, \; \! \  \| \% \& \#", "\\", "a\\", "\u00e9 \U0001d400 \u2207", r"\left( x \right.",
+]
+
+
+def _reference_tokens(tex: str) -> list[str]:
+    """latex2mathml's own tokens; up to the failure where it fails (a bare \verb raises IndexError)."""
+    from latex2mathml.tokenizer import tokenize
+
+    tokens: list[str] = []
+    try:
+        for token in tokenize(tex):
+            tokens.append(token)
+    except IndexError:
+        assert tokens[-1] == r"\verb"
+    return tokens
+
+
+@pytest.mark.parametrize("tex", TUTORIAL_FORMULAS + SUPPORTED + TOKENIZER_EDGES)
+def test_tokenizer_yields_latex2mathmls_tokens(tex: str) -> None:
+    from labml_site.math import _prepare, _tokenize
+
+    assert _tokenize(tex) == _reference_tokens(tex)
+    assert _tokenize(_prepare(tex)) == _reference_tokens(_prepare(tex))
+
+
+_TEX_CHARACTERS = st.sampled_from(list("aZ09 .,_^{}[]()|&%$#-+*/<>!'~\\\n\t") + _PIECES + ["\u00e9", "pt", "em", "mm"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_TEX_CHARACTERS, max_size=20))
+def test_tokenizer_matches_latex2mathml_on_any_text(pieces: list[str]) -> None:
+    from labml_site.math import _tokenize
+
+    tex = "".join(pieces)
+    assert _tokenize(tex) == _reference_tokens(tex)
+
+
+def _converted_both_ways(tex: str, mode: str) -> tuple[str, str]:
+    from latex2mathml.converter import Converter
+
+    from labml_site.math import _convert, _prepare, _tokenize
+
+    prepared = _prepare(tex)
+    ours = ElementTree.tostring(_convert(_tokenize(prepared), mode), encoding="unicode")
+    theirs = ElementTree.tostring(Converter(display=mode).convert_to_element(prepared), encoding="unicode")
+    return ours, theirs
+
+
+@pytest.mark.parametrize("tex", TUTORIAL_FORMULAS + SUPPORTED)
+@pytest.mark.parametrize("mode", ["block", "inline"])
+def test_converting_tokens_equals_converting_the_string(tex: str, mode: str) -> None:
+    ours, theirs = _converted_both_ways(tex, mode)
+    assert ours == theirs
+
+
+def test_tokenised_once() -> None:
+    from unittest import mock
+
+    import latex2mathml.tokenizer
+    import latex2mathml.walker
+
+    tex_to_mathml.cache_clear()
+    with mock.patch.object(latex2mathml.walker, "tokenize", wraps=latex2mathml.tokenizer.tokenize) as spy:
+        tex_to_mathml(r"\frac{a_{once}}{b}", True)
+    assert spy.call_count == 0  # latex2mathml's walker gets our token list, not the string
+
+
+def _unqualified(markup: str) -> ElementTree.Element:
+    root = parse(markup)
+    for element in root.iter():
+        element.tag = element.tag.replace(NS, "")
+    return root
+
+
+@pytest.mark.parametrize("tex", TUTORIAL_FORMULAS[:200] + SUPPORTED)
+def test_tree_check_agrees_with_validating_the_string(tex: str) -> None:
+    from labml_site.math import _tree_problems
+
+    markup = tex_to_mathml(tex, True)
+    assert _tree_problems(_unqualified(markup), prefix="") == validate_mathml(markup) == []
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        _wrap("<mrow><mo><mrow><mi>s</mi></mrow></mo></mrow>"),
+        _wrap("<mrow><div>x</div></mrow>"),
+        _wrap("<mfrac><mi>a</mi></mfrac>"),
+        _wrap('<mrow onclick="x()"><mi>x</mi></mrow>'),
+        _wrap("<mtable><mtd><mi>x</mi></mtd></mtable>"),
+        _wrap("<mrow>bare</mrow>"),
+        _wrap("<mrow><mi>x</mi>tail</mrow>"),
+        _wrap('<mrow class="other"><mi>x</mi></mrow>'),
+        _wrap('<menclose notation="circle"><mi>x</mi></menclose>'),
+    ],
+)
+def test_tree_check_finds_what_the_string_validator_finds(markup: str) -> None:
+    from labml_site.math import _tree_problems
+
+    assert validate_mathml(markup)
+    # Same checks on the tree as built (tags without namespace): never laxer than on the string.
+    expected = [problem.replace(NS, "") for problem in validate_mathml(markup)]
+    assert _tree_problems(_unqualified(markup), prefix="") == expected
+
+
+def test_tree_check_refuses_a_namespace_declaration_below_the_root() -> None:
+    from labml_site.math import _tree_problems
+
+    root = _unqualified(_wrap("<mrow><mi>x</mi></mrow>"))
+    root.find("semantics/mrow/mi").set("xmlns", "http://www.w3.org/1999/xhtml")
+    assert _tree_problems(root, prefix="")
+
+
+@pytest.mark.parametrize(
+    "tex,fragment",
+    [
+        ("a\rb", "annotation does not hold the original TeX"),  # a parser reads \r as \n
+        ("x\x01", "not well-formed XML"),
+        (r"\text{a\rb}".replace(r"\r", "\r"), "annotation does not hold the original TeX"),
+    ],
+)
+def test_text_that_does_not_survive_xml_is_refused_as_the_string_validator_words_it(tex: str, fragment: str) -> None:
+    with pytest.raises(MathError) as error:
+        tex_to_mathml(tex, True)
+    assert fragment in str(error.value)
+
+
+@pytest.mark.parametrize("depth", [500, 990, 1000, 3000])
+def test_deep_nesting_is_refused_or_converted_never_a_recursion_error(depth: int) -> None:
+    tex = "{" * depth + "x" + "}" * depth
+    try:
+        markup = tex_to_mathml(tex, True)
+    except MathError as error:
+        assert "nests too deeply" in str(error)
+    else:
+        assert validate_mathml(markup, expected_tex=tex) == []
+
+
+@pytest.mark.parametrize(
+    "tex,column,fragment",
+    [
+        (r"\{ a", None, None),
+        (r"a \\}", 5, "'}' at column 5"),
+        (r"\alpha}", 7, "'}' at column 7"),
+        ("x \\", 3, "stray backslash at column 3"),
+        (r"\$ \# \% x", None, None),
+        (r"{\{}", None, None),
+        (r"{a \% b", 1, "'{' at column 1"),
+    ],
+)
+def test_source_check_skips_escapes_and_reports_columns(tex: str, column: int | None, fragment: str | None) -> None:
+    if fragment is None:
+        tex_to_mathml(tex, False)
+        return
+    with pytest.raises(MathError) as error:
+        tex_to_mathml(tex, False)
+    assert fragment in str(error.value)
+    assert error.value.column == column
+
+
+# ------------------------------------------------------------------------------------------------
 # Assets
 
 
