@@ -72,8 +72,9 @@ def _cells(sections: tuple[SectionData, ...]) -> list[_Cell]:
                 current = current or _Cell()
                 current.prose.append(prose)
             continue
+        # (the cheap test first: parsing the cell so far on every section is quadratic)
         joinable = current is not None and current.code and not (
-            _complete("\n".join(current.code)) and _starts_statement(s.code)
+            _starts_statement(s.code) and _complete("\n".join(current.code))
         )
         if current is not None and current.code and not joinable:
             cells.append(current)

@@ -262,6 +262,18 @@ def _emphasis(text: str) -> str:
 _SPACES_RE = re.compile(r" {2,}")
 
 
+_TRIGGERS: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
+def _triggers() -> re.Pattern[str]:
+    """A pattern for the characters placeholder rules start at (rules may be added later)."""
+    keys = tuple(sorted(PLACEHOLDER_RULES))
+    pattern = _TRIGGERS.get(keys)
+    if pattern is None:
+        pattern = _TRIGGERS[keys] = re.compile("[" + re.escape("".join(keys) + "\\") + "]")
+    return pattern
+
+
 class _Inline:
     """Converts inline Markdown, collecting placeholders (numbered from `first`)."""
 
@@ -291,7 +303,13 @@ class _Inline:
     def _extract(self, text: str, offset: int) -> str:
         out: list[str] = []
         i = start = 0
-        while i < len(text):
+        triggers = _triggers()
+        while True:
+            # Jump to the next character a rule (or an escape) starts at: most text is plain.
+            next_trigger = triggers.search(text, i)
+            if next_trigger is None:
+                break
+            i = next_trigger.start()
             c = text[i]
             if c == "\\" and i + 1 < len(text) and text[i + 1] in "`$":
                 i += 2  # an escaped delimiter is text
