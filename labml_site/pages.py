@@ -25,8 +25,13 @@ class BlockData:
 
     key: str
     placeholders: tuple[str, ...]
-    english: str  # the key with placeholders filled
     line: int
+
+    @property
+    def english(self) -> str:
+        """The key with its placeholders filled (made when needed: pages are cached and sent
+        between processes, and this would double their prose)."""
+        return fill(self.key, self.placeholders)
 
 
 @dataclass(frozen=True)
@@ -176,7 +181,7 @@ def analyse(rel: str, url: str, text: str) -> PageData:
         rendered_blocks = []
         for block in blocks:
             rendered = tuple(render_placeholder(ph, rel, findings, assets) for ph in block.placeholders)
-            rendered_blocks.append(BlockData(block.key, rendered, fill(block.key, rendered), block.line))
+            rendered_blocks.append(BlockData(block.key, rendered, block.line))
         section_id, names = ids.for_section(index, section, blocks)
         definitions.extend((name, section_id) for name in names)
         code_html = ""

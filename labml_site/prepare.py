@@ -59,8 +59,7 @@ class LocalText:
     findings: tuple[Finding, ...]  # lookups' findings
     catalog_findings: tuple[Finding, ...]  # the translation file's own (load-time) findings
     search_url: str | None = None  # the URL `search` was computed for; None: not published
-    search: tuple = ()  # this page's search_index entries in this language
-    search_rows: str = ""  # the same entries as rows of the index (`search_index.rows`)
+    search_rows: str = ""  # this page's search_index entries in this language, as rows of the index
 
 
 def local_text(page: LocalPage, catalog_findings: Iterable[Finding] = (), search_url: str | None = None, search: Iterable = ()) -> LocalText:
@@ -72,7 +71,6 @@ def local_text(page: LocalPage, catalog_findings: Iterable[Finding] = (), search
         tuple(page.findings),
         tuple(catalog_findings),
         search_url,
-        tuple(search),
         search_index.rows(search),
     )
 
