@@ -25,6 +25,7 @@ from .outputs import (
     cached_output,
     copies_not_links,
     inputs_digest,
+    produce_outputs,
     record_build,
     swap_in,
     unchanged_since_last_build,
@@ -33,7 +34,17 @@ from .outputs import (
 )
 from .pages import PageData
 from .heads import PageHead, TextHead
-from .prepare import Prepared, analyse_pages, link_code_cached, linked_page, load_page, load_text, local_page, prepare_pages
+from .prepare import (
+    Prepared,
+    analyse_pages,
+    link_code_cached,
+    linked_page,
+    load_page,
+    load_text,
+    local_page,
+    prepare_pages,
+    record_links,
+)
 from .render import Theme
 from .structure import Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, relative_url
 
@@ -92,11 +103,12 @@ class _Site:
     theme_key: str  # the theme's fingerprint
     symbols: linking.Symbols  # what the site's code defines
     linked_keys: dict[str, str]  # rel → key of its linked code
-    site_title: str = ""  # set per language by _render_language
+    site_titles: dict[str, str] = field(default_factory=dict)  # lang → the site's name (_render_language)
     outputs: dict[str, str | bytes | Path] = field(default_factory=dict)  # out path → content or file to copy
     reused: set[str] = field(default_factory=set)  # outputs that are the previous site's files
     locals: dict[tuple[str, str], LocalPage] = field(default_factory=dict)  # (rel, lang) → page, loaded so far
     languages: dict[str, tuple[str, str]] = field(default_factory=dict)  # lang → (its name, text direction)
+    defer: bool = False  # renders wait for `produce_outputs` (so they can run in workers)
 
     @property
     def heads(self) -> dict[str, PageHead]:
@@ -171,7 +183,7 @@ def _folder_title(site: _Site, lang: str, folder: Folder) -> tuple[str, str]:
         text = site.text(folder.index.rel, lang)
         return text.title, text.summary
     if not folder.rel:
-        return site.site_title, ""
+        return site.site_titles[lang], ""
     return posixpath.basename(folder.rel).replace("_", " "), ""
 
 
@@ -201,7 +213,7 @@ def _language_key(site: _Site, lang: str, ui: UI) -> str:
     """Everything every output of `lang` depends on besides its inputs: the configuration, the
     UI catalog, the site's title in this language (language names come from Babel, whose version
     is in the builder's fingerprint)."""
-    return build_cache.digest("language", site.theme_key, lang, build_cache.value_digest(site.config), build_cache.value_digest(ui), site.site_title)
+    return build_cache.digest("language", site.theme_key, lang, build_cache.value_digest(site.config), build_cache.value_digest(ui), site.site_titles[lang])
 
 
 def _languages(cache: build_cache.BuildCache, langs: Iterable[str]) -> dict[str, tuple[str, str]]:
@@ -246,7 +258,7 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         "_": ui.gettext,
         "title": inputs["title"],
         "description": inputs["description"],
-        "site_title": site.site_title,
+        "site_title": site.site_titles[lang],
         "root": root,
         "static": relative_url(here, "static/x")[:-1],
         "alternates": alternates,
@@ -281,7 +293,7 @@ def _render(site: _Site, lang: str, ui: UI, language_key: str, inputs: dict) -> 
     out_rel = lang_prefix(lang, site.config.base_lang) + inputs["url"]
     key = build_cache.digest("render", language_key, build_cache.value_digest(inputs))
     site.outputs[out_rel] = cached_output(
-        site, out_rel, key, lambda: site.theme.render(inputs["template"], **_context(site, lang, ui, inputs))
+        site, out_rel, key, lambda: site.theme.render(inputs["template"], **_context(site, lang, ui, inputs)), group=inputs.get("rel", "")
     )
 
 
@@ -301,7 +313,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
     # The site's name in this language: as configured, else the home page's title, else the theme's.
     home = site.files.folders.get("")
     home_title = site.text(home.index.rel, lang).title if home and home.index and home.index.rel in site.heads else ""
-    site.site_title = config.site_title or home_title or ui.gettext("Annotated tutorials")
+    site.site_titles[lang] = config.site_title or home_title or ui.gettext("Annotated tutorials")
     language_key = _language_key(site, lang, ui)
 
     # Pages
@@ -374,7 +386,7 @@ def _not_found_links(site: _Site, lang: str, context: dict) -> None:
         root=root,
         static=base + "static/",
         alternates=[],
-        breadcrumbs=[{"title": site.site_title, "href": root + "index.html"}],
+        breadcrumbs=[{"title": site.site_titles[lang], "href": root + "index.html"}],
         languages=[
             {**alt, "href": base + lang_prefix(alt["lang"], site.config.base_lang) + "index.html"}
             for alt in context["languages"]
@@ -453,6 +465,7 @@ def build(config: BuildConfig) -> BuildResult:
         cache.save_heads()
         return _result(site, Report(list(last.findings)), 0, started)
 
+    site.defer = True
     for lang in config.langs:
         _render_language(site, lang, report)
     _write_site_extras(site)
@@ -465,17 +478,20 @@ def build(config: BuildConfig) -> BuildResult:
     site.outputs["static/pygments.css"] = highlight.stylesheet()
 
     copies_not_links(site)
-    if out.is_dir() and len(site.reused) * 2 >= len(site.outputs):
-        written = update_in_place(site.outputs, site.reused, out)  # most of the site is as it was
+    if out.is_dir() and len(site.reused) * 2 >= len(site.outputs):  # most of the site is as it was
+        produce_outputs(site)
+        written = update_in_place(site.outputs, site.reused, out)
     else:  # a new site, or mostly new: assembled beside the old one and swapped in
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
         try:
-            written = write_outputs(site.outputs, tmp)
+            in_tree = produce_outputs(site, tmp, config.jobs)
+            written = write_outputs(site.outputs, tmp, skip=in_tree)
             swap_in(tmp, out)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+    record_links(prepared, cache)
     cache.finish(out, site.reused)
     record_build(site, inputs, report)
     return _result(site, report, written, started)

@@ -293,6 +293,9 @@ class ObjectStore:
             self.memory[key] = value
         return value
 
+    def has(self, key: str) -> bool:
+        return (self.memory is not None and key in self.memory) or self._path(key).exists()
+
     def put(self, key: str, value: Any) -> None:
         self.used.add(key)
         if self.memory is not None:

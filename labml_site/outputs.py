@@ -4,6 +4,7 @@ changed at all, writing the new site into a temporary folder and swapping it in.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from . import cache as build_cache
+from .workers import can_fork, fork_map
 from .findings import Finding, Report
 from .i18n import load_ui
 
@@ -43,23 +45,85 @@ def render_page(site: "_Site", out_rel: str, template: str, context: dict) -> st
     return cached_output(site, out_rel, key, lambda: site.theme.render(template, **context))
 
 
-def cached_output(site: "_Site", out_rel: str, key: str | None, produce: Callable[[], str | bytes], copy: bool = False) -> str | bytes | Path:
-    """`produce()`, or the previous site's file for `out_rel` when it was produced from the same
-    `key` (a digest of every input of the output) by the same builder, and is untouched since."""
+@dataclass
+class Deferred:
+    """An output to produce once every output is known, so that many can be produced at once in
+    worker processes (`produce_outputs`)."""
+
+    produce: Callable[[], str | bytes]
+    group: str  # one process produces a group's outputs (a page's languages share its data)
+
+
+def cached_output(
+    site: "_Site", out_rel: str, key: str | None, produce: Callable[[], str | bytes], copy: bool = False, group: str = ""
+) -> str | bytes | Path | Deferred:
+    """`produce()` (deferred while the site defers renders), or the previous site's file for
+    `out_rel` when it was produced from the same `key` (a digest of every input of the output)
+    by the same builder, and is untouched since."""
     cache = site.cache
     made, reused = ("copied", "copy_reused") if copy else ("rendered", "render_reused")
-    if cache is None or not cache.enabled or key is None:
-        setattr(site.stats, made, getattr(site.stats, made) + 1)
-        return _utf8(produce())
-    key = build_cache.digest(key, cache.fingerprint)
-    cache.manifest.record(out_rel, key)
-    previous = cache.manifest.reusable(site.out, out_rel, key)
-    if previous is not None:
-        setattr(site.stats, reused, getattr(site.stats, reused) + 1)
-        site.reused.add(out_rel)
-        return previous
+    if cache.enabled and key is not None:
+        key = build_cache.digest(key, cache.fingerprint)
+        cache.manifest.record(out_rel, key)
+        previous = cache.manifest.reusable(site.out, out_rel, key)
+        if previous is not None:
+            setattr(site.stats, reused, getattr(site.stats, reused) + 1)
+            site.reused.add(out_rel)
+            return previous
     setattr(site.stats, made, getattr(site.stats, made) + 1)
+    if site.defer and not copy:
+        return Deferred(produce, group or out_rel)
     return _utf8(produce())
+
+
+PARALLEL_MIN_OUTPUTS = 200  # fewer renders than this are quicker in the main process
+
+
+def produce_outputs(site: "_Site", into: Path | None = None, jobs: int = 0) -> set[str]:
+    """Produce every deferred output. With `into` (the new site's folder) and enough of them,
+    forked workers produce and write them there, each taking whole groups; returns the outputs
+    written so. Otherwise they are produced here and held in `site.outputs`."""
+    deferred = [rel for rel, content in site.outputs.items() if isinstance(content, Deferred)]
+    workers = min(jobs or os.cpu_count() or 1, 8)
+    if into is None or workers <= 1 or len(deferred) < PARALLEL_MIN_OUTPUTS or not can_fork():
+        for rel in deferred:
+            site.outputs[rel] = _utf8(site.outputs[rel].produce())
+        return set()
+    groups: dict[str, list[str]] = {}
+    for rel in deferred:
+        groups.setdefault(site.outputs[rel].group, []).append(rel)
+    tasks = _balanced([rels for rels in groups.values()], workers * 6)
+    site.theme.compile(["page.html", "status.html", "404.html", "search.html"])  # once, shared by the workers
+
+    def produce_into(rels: list[str]) -> dict[str, int]:
+        before = dataclasses.asdict(site.stats)
+        write_outputs({rel: _utf8(site.outputs[rel].produce()) for rel in rels}, into)
+        after = dataclasses.asdict(site.stats)
+        return {name: after[name] - before[name] for name in _COUNTERS}
+
+    for counts in fork_map(produce_into, tasks, workers):
+        for name, n in counts.items():
+            setattr(site.stats, name, getattr(site.stats, name) + n)
+    site.stats.workers = max(site.stats.workers, workers)
+    return set(deferred)
+
+
+_COUNTERS = ("analysed", "localized", "linked")  # what producing an output may have to compute
+
+
+def _balanced(groups: list[list[str]], n: int) -> list[list[str]]:
+    """About `n` tasks of similar size, each made of whole groups, largest first."""
+    size = max(1, sum(map(len, groups)) // n)
+    tasks: list[list[str]] = []
+    current: list[str] = []
+    for group in groups:
+        current.extend(group)
+        if len(current) >= size:
+            tasks.append(current)
+            current = []
+    if current:
+        tasks.append(current)
+    return sorted(tasks, key=len, reverse=True)
 
 
 def _utf8(content: str | bytes) -> bytes:
@@ -154,9 +218,12 @@ def record_build(site: _Site, inputs: str, report: Report) -> None:
 # Writing
 
 
-def write_outputs(outputs: dict[str, str | bytes | Path], root: Path) -> int:
+def write_outputs(outputs: dict[str, str | bytes | Path], root: Path, skip: set[str] = frozenset()) -> int:
+    """Write `outputs` into the folder `root` (except those in `skip`, already there)."""
     made: set[Path] = set()
     for rel, content in outputs.items():
+        if rel in skip:
+            continue
         target = root / rel
         if target.parent not in made:
             target.parent.mkdir(parents=True, exist_ok=True)

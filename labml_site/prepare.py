@@ -24,6 +24,7 @@ from .localize import LocalPage, LocalSection, localize
 from .pages import PageData, analyse
 from .structure import SiteFiles, SourceFile, translation_path
 from .translations import Catalog, fuzzy_path
+from .workers import pool_context
 
 
 def _analyse_file(args: tuple[str, str, str]) -> PageData:
@@ -121,9 +122,9 @@ class Prepared:
     lang_jobs: dict[tuple[str, str], "_LangJob"] = field(default_factory=dict)
     pages: dict[str, PageData] = field(default_factory=dict)  # loaded or computed so far
     texts: dict[tuple[str, str], LocalText] = field(default_factory=dict)  # (rel, lang) → text
-    links: dict[str, tuple] = field(default_factory=dict)  # rel → its linked code, computed this build
     linked: dict[str, PageData] = field(default_factory=dict)  # rel → the page with that code
     notebooks: dict[str, str] = field(default_factory=dict)  # rel → its .ipynb, made with its analysis
+    unlinked: dict[str, str] = field(default_factory=dict)  # rel → key of links no build has stored yet
 
 
 def _analyse_source(rel: str, url: str, source: bytes) -> PageData:
@@ -172,15 +173,6 @@ def _prepare_file(job: _FileJob, store: build_cache.ObjectStore | None) -> _File
 
 def _prepare_job(args: tuple[_FileJob, build_cache.ObjectStore | None]) -> _FileResult:
     return _prepare_file(*args)
-
-
-def _pool_context():
-    """fork is cheapest (workers inherit the imported modules), but forking a process that runs
-    other threads (`serve`) can deadlock a child on a lock held by one of them."""
-    import multiprocessing
-    import threading
-
-    return multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
 
 
 def prepare_pages(
@@ -248,7 +240,7 @@ def prepare_pages(
         results = [_prepare_file(job, store) for job in jobs]
     else:
         stats.workers = workers
-        with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context()) as pool:
             chunk = max(1, len(jobs) // (workers * 8))
             results = list(pool.map(_prepare_job, [(job, store) for job in jobs], chunksize=chunk))
     for job, result in zip(jobs, results):
@@ -329,8 +321,9 @@ def link_code_cached(
 ) -> tuple[linking.Symbols, dict[str, str]]:
     """What the site defines (`site_symbols`, from the heads) and, per page, the key of its code
     after `linking.link_code`: a page's links depend on its own code and on the site's symbols,
-    so they are cached under both. Links are computed now only for pages whose entry is missing;
-    `linked_page` applies them when the page is needed."""
+    so they are cached under both. Nothing is linked here: `linked_page` links a page whose key
+    is new when an output needs it (possibly in a worker process), and `record_links` notes
+    afterwards which keys now have an entry."""
     symbols = linking.site_symbols(prepared.heads)
     symbols_digest = build_cache.value_digest(symbols)
     keys: dict[str, str] = {}
@@ -338,11 +331,17 @@ def link_code_cached(
         key = keys[rel] = build_cache.digest("linked", prepared.keys[rel], symbols_digest)
         if cache.head(key) is not build_cache.MISS:
             stats.link_reused += 1
-            continue
-        code = prepared.links[rel] = _link(prepared, cache, stats, rel, symbols)
-        cache.put(key, code)
-        cache.set_head(key, True)
+        else:
+            prepared.unlinked[rel] = key
     return symbols, keys
+
+
+def record_links(prepared: Prepared, cache: build_cache.BuildCache) -> None:
+    """Heads for the links this build stored (in this process or in a worker)."""
+    for rel, key in prepared.unlinked.items():
+        if rel in prepared.linked or cache.store.has(key):
+            cache.remember(key, None)  # (`prune` keeps what a worker stored)
+            cache.set_head(key, True)
 
 
 def _link(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, symbols: linking.Symbols) -> tuple:
@@ -363,7 +362,7 @@ def linked_page(
     result = memo.get(key)
     if result is None:
         page = load_page(prepared, cache, stats, rel, prepared.heads[rel].url)
-        code = prepared.links[rel] if rel in prepared.links else cache.get(key)
+        code = build_cache.MISS if rel in prepared.unlinked else cache.get(key)
         if not (isinstance(code, tuple) and len(code) == len(page.sections)):
             code = _link(prepared, cache, stats, rel, symbols)
             cache.put(key, code)

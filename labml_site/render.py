@@ -37,10 +37,18 @@ class Theme:
         return self.dir / "static"
 
     def render(self, name: str, **context: Any) -> str:
+        return self._template(name).render(**context)
+
+    def _template(self, name: str) -> Any:
         template = self._templates.get(name)
         if template is None:
             template = self._templates[name] = self.env.get_template(name)
-        return template.render(**context)
+        return template
+
+    def compile(self, names: Any) -> None:
+        """Compile these templates now (before forking workers, which then share them)."""
+        for name in names:
+            self._template(name)
 
     def fingerprint(self) -> str:
         """A hash of every template and static file, so caches notice theme edits."""

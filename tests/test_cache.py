@@ -433,18 +433,22 @@ def test_value_digest_is_stable_and_distinguishes(tmp_path):
 # Parallel builds
 
 
-def test_parallel_build_equals_serial_build(tmp_path):
+def test_parallel_build_equals_serial_build(tmp_path, monkeypatch):
     files = {"toy/__init__.py": INDEX, "toy/page.py": PAGE, "toy/user.py": USER}
     for i in range(prepare.PARALLEL_MIN_FILES):
         files[f"toy/more/p{i}.py"] = PAGE.replace("Scaled scores", f"Scaled scores {i}")
     src, tr = make_tree(tmp_path, files)
+    monkeypatch.setattr(outputs, "PARALLEL_MIN_OUTPUTS", 1)  # pages rendered (and linked) in workers too
     parallel = build(config(src, tr, tmp_path / "a", jobs=2))
     serial = build(config(src, tr, tmp_path / "b", jobs=1, cache=False))
     assert parallel.stats.workers == 2 and serial.stats.workers == 1
     assert snapshot(parallel.out) == snapshot(serial.out)
-    # The workers filled the cache.
+    # The workers' counts reach the result, and what they computed reached the cache.
+    assert parallel.stats.linked == serial.stats.linked == len(files)
+    assert parallel.stats.rendered == serial.stats.rendered
     again = build(config(src, tr, tmp_path / "a", jobs=2))
     assert again.stats.analysed == 0 and again.stats.localized == 0 and again.stats.rendered == 0
+    assert again.stats.linked == 0 and again.stats.link_reused == len(files)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -486,3 +490,18 @@ def test_serve_rebuilds_incrementally_and_wakes_waiting_pages(tmp_path):
         server.shutdown()
         server.server_close()
         watcher.join(timeout=10)
+
+
+def test_each_language_names_the_site_in_that_language(tmp_path):
+    """Pages are rendered after every language's outputs are known (possibly in workers): each
+    must still carry its own language's site name, however the renders are ordered."""
+    src, tr = make_tree(tmp_path)
+    index_keys = analyse("toy/__init__.py", "toy/index.html", INDEX).keys
+    write_json(tr / "toy/__init__.zh.json", {index_keys[0]: "玩具教程"})
+    home = src / "__init__.py"
+    home.write_text('"""\n# Home of the toys\n"""\n', encoding="utf-8")
+    write_json(tr / "__init__.zh.json", {"Home of the toys": "玩具之家"})
+    out = build(config(src, tr, tmp_path / "site")).out
+    assert 'content="Home of the toys"' in text(out / "toy/page.html")
+    assert 'content="玩具之家"' in text(out / "zh/toy/page.html")
+    assert "玩具教程" in text(out / "zh/toy/page.html")  # the folder's title in the breadcrumbs

@@ -1,0 +1,43 @@
+"""Worker processes: which start method is safe, and running a function over many items in
+forked children that inherit the parent's memory (the site's pages, already in it)."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from typing import Callable, Sequence, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def can_fork() -> bool:
+    """fork is cheapest (children inherit the imported modules and the parent's data), but
+    forking a process that runs other threads (`serve`) can deadlock a child on a lock one of
+    them held."""
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def pool_context():
+    return multiprocessing.get_context("fork" if can_fork() else "forkserver")
+
+
+_TASK: Callable | None = None  # what forked children run (they inherit it; it is never pickled)
+
+
+def _run(item):
+    return _TASK(item)
+
+
+def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
+    """`[fn(item) for item in items]` in `workers` forked children (only call when `can_fork()`).
+    `fn` may be a closure over anything: children inherit it. Results are sent back pickled, so
+    they should be small."""
+    global _TASK
+    _TASK = fn
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(_run, items, chunksize=1))
+    finally:
+        _TASK = None
