@@ -12,17 +12,18 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, NamedTuple
 from html import unescape
 from html.parser import HTMLParser
 
-from .checks import PlainHtml, plain_tokens
+from .checks import plain_tokens
 from .localize import LocalPage
 
 GLOBAL_NAME = "labmlSearchIndex"
 SNIPPET_TEXT_LIMIT = 4000  # characters of text kept per section: enough to match and quote
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 _SKIPPED_CLASSES = {"untranslated-marker", "section-link"}
+_VOID = frozenset({"br", "img", "hr", "input", "meta", "link", "wbr", "source", "col", "mspace"})  # no end tag
 _BLOCKS = {"p", "li", "div", "pre", "table", "tr", "ul", "ol", "blockquote", "dt", "dd", "br", "section"} | _HEADINGS
 
 
@@ -73,7 +74,7 @@ class _Text(HTMLParser):
             self.parts.append(" ")
         if tag in _HEADINGS and not self.heading and self.heading_parts is None and not self.skip_depth:
             self.heading_parts = []
-        if tag in ("br", "img", "hr", "input", "meta", "link", "wbr", "source", "col", "mspace"):
+        if tag in _VOID:
             if tag == "img" and attributes.get("alt") and not self.skip_depth:
                 self.parts.append(f" {attributes['alt']} ")
             return  # void elements have no end tag
@@ -133,16 +134,17 @@ def _squash(text: str) -> str:
     return " ".join(text.split())  # str.split and the regex `\s` agree on what whitespace is
 
 
+# The fast path. `_Text` is a small stack machine that `html.parser` drives with one call per tag
+# and per text. For prose of the plain form below, `_fast_prose_text` drives the same machine in
+# one loop instead, with each distinct tag read once (cached) into a `_Token` saying what it does.
+#
 # MathML is most of the tags in prose (dozens per formula), but all `_Text` keeps of a formula is
-# its TeX annotation (inline) or " … " (display). `_compact_math` cuts each `<math>` element down
-# to `<math …><annotation>TeX</annotation></math>`, which `_Text` turns into the same text,
-# heading and state as the whole element: inside `<math>` it drops everything but the
-# annotation's text, and MathML names mean nothing to it. That holds when the formula is of the
-# form `tex_to_mathml` writes (MathML elements with double-quoted attributes, one TeX
-# annotation of plain text) and no MathML element is opened or closed outside a formula (its end
-# tag could close something inside one). `prose_text` uses the result only when the plain
-# tokenizer accepts it, which also rules out a `<math>` in a comment, a script or an attribute
-# value, and when no tag outside the formulas has a MathML name.
+# its TeX annotation (inline; kept even inside skipped content, and in the heading) or " … "
+# (display). So a whole formula is one token. That is exact when the formula is of the form
+# `tex_to_mathml` writes (MathML elements with double-quoted attributes, one TeX annotation of
+# plain text) and no MathML element is opened or closed outside a formula (its end tag could
+# close something inside one): any other tag with a MathML name, or a `<math` that does not start
+# such a formula, sends the fragment to the parser.
 _MATHML_NAMES = (
     "semantics|annotation|mrow|mi|mn|mo|ms|mtext|mspace|msub|msup|msubsup|mfrac|msqrt|mroot|"
     "mover|munder|munderover|mstyle|mtable|mtr|mtd|menclose|mpadded|mphantom|merror|mfenced|"
@@ -159,33 +161,54 @@ _MATH_ELEMENT = re.compile(
     rf"((?:[^<]+(?=<)|<(?:{_MATHML_NAMES}){_QUOTED_ATTRS}/?>|</(?:{_MATHML_NAMES}){_SP}*>)*)</math>"
 )
 _TEX_ANNOTATION = re.compile(rf"<annotation{_QUOTED_ATTRS}>([^<]*)</annotation>")
+# Cuts a fragment into text, token, text, …, text: a token is a tag candidate (as in `checks`:
+# no "<" or ">" inside) or a formula candidate, from `<math…>` to the next `</math>` with no
+# `<math` or `</math` between. A candidate stops at the next `<math`, so no part of the fragment
+# is scanned twice and the cut is linear in its length.
+_TOKENS = re.compile(r"(<math[^<>]*>(?:[^<]+(?=<)|<(?!/?math))*</math>|<[^<>]*>)")
+
+_START, _END, _EMPTY, _TEX = range(4)  # the kinds of `_Token`
 
 
-def _compact_math(prose_html: str) -> tuple[str, int]:
-    """`prose_html` with each formula compacted, and how many were; `(prose_html, 0)` when one
-    of them is not of the form above."""
-    if "<math" not in prose_html:
-        return prose_html, 0
-    parts: list[str] = []
-    pos = formulas = 0
-    while (at := prose_html.find("<math", pos)) >= 0:
-        # A formula of the form above ends at the first "</math>": nothing inside it can be read
-        # as that end tag.
-        end = prose_html.find("</math>", at)
-        compact = _compact_formula(prose_html[at:end + len("</math>")]) if end >= 0 else None
-        if compact is None:
-            return prose_html, 0
-        parts += (prose_html[pos:at], compact)
-        pos = end + len("</math>")
-        formulas += 1
-    parts.append(prose_html[pos:])
-    return "".join(parts), formulas
+class _Token(NamedTuple):
+    """What one tag, or one whole formula, does to `_Text`'s state."""
+
+    kind: int  # _START (opens an element), _END, _EMPTY (`<br>`, `<img/>`, display math), _TEX
+    name: str = ""  # the tag name (lowercased)
+    space: str = ""  # added to the text: " " by a block's tags (words stay apart), " … " by display math
+    alt: str = ""  # an image's " alt ", added to the text outside skipped content
+    skip: bool = False  # a start tag whose class drops its content
+    heading: bool = False  # h1-h6
+    tex: str = ""  # an inline formula's TeX: added to the text and the heading, even when skipped
 
 
-@lru_cache(maxsize=2048)
-def _compact_formula(element: str) -> str | None:
-    """One `<math …>…</math>` cut down to its TeX annotation, or None when it is not of the form
-    `tex_to_mathml` writes. Cached: a page has the same formulas in every language."""
+@lru_cache(maxsize=4096)
+def _token(source: str) -> _Token | None:
+    """What a token of `_TOKENS` does; None when the parser must read the fragment. Cached: a
+    section is a few kinds of tag, repeated, and a page has the same formulas in every language."""
+    if source.endswith("</math>"):
+        return _formula(source)
+    plain = plain_tokens(source)
+    if plain is None or plain[1][0].name in _MATH_TAG_NAMES:
+        return None
+    name, attrs, kind = plain[1][0]
+    space = " " if name in _BLOCKS else ""
+    if kind == "end":
+        return _Token(_END, name, space)
+    attributes = dict(attrs)
+    alt = attributes.get("alt")
+    alt = f" {alt} " if name == "img" and alt else ""
+    if kind == "startend" or name in _VOID:
+        # Nothing opens. No void or self-closed tag is both a block and an image, so `_Text`'s
+        # two orders of adding a space and an alt text agree.
+        return _Token(_EMPTY, name, space, alt)
+    classes = attributes.get("class")
+    skip = bool(classes) and _has_skipped_class(classes)
+    return _Token(_START, name, space, skip=skip, heading=name in _HEADINGS)
+
+
+def _formula(element: str) -> _Token | None:
+    """A formula candidate as one token, or None when it is not of the form `tex_to_mathml` writes."""
     m = _MATH_ELEMENT.fullmatch(element)
     if m is None:
         return None
@@ -193,46 +216,83 @@ def _compact_formula(element: str) -> str | None:
     annotation = _TEX_ANNOTATION.search(inner)
     if annotation is None or inner.count("<annotation") != 1:
         return None
-    return f"{element[:m.start(1)]}<annotation>{annotation.group(1)}</annotation></math>"
+    start = plain_tokens(element[:m.start(1)])  # `<math …>`: always plain, being of the form above
+    if start is None:
+        return None
+    if dict(start[1][0].attrs).get("display") == "block":
+        return _Token(_EMPTY, "math", " … ")
+    tex = annotation.group(1)
+    return _Token(_TEX, "math", tex=unescape(tex) if "&" in tex else tex)
 
 
-def _feed_plain(parser: _Text, plain: PlainHtml) -> None:
-    """Feed what the plain-HTML tokenizer of `checks` read to `parser`'s handlers: the same calls
-    as `html.parser` makes for that HTML (tests/test_fast_html.py)."""
-    pieces, tags = plain
-    data, start, start_end, end = (
-        parser.handle_data, parser.handle_starttag, parser.handle_startendtag, parser.handle_endtag
-    )
-    for (name, attrs, kind), text in zip(tags, pieces[::2]):
-        if text:
-            data(unescape(text) if "&" in text else text)
-        if kind == "end":
-            end(name)
-        elif kind == "start":
-            start(name, attrs)
-        else:
-            start_end(name, attrs)
-    rest = pieces[-1]
-    if rest:
-        data(unescape(rest) if "&" in rest else rest)
-
-
-def _mathml_only_in_formulas(plain: PlainHtml, formulas: int) -> bool:
-    """Each compact formula has four tags with MathML names (math, annotation and their end
-    tags): any more are outside the formulas, where compacting is not exact."""
-    return not formulas or sum(tag.name in _MATH_TAG_NAMES for tag in plain[1]) == 4 * formulas
+def _fast_prose_text(prose_html: str) -> tuple[str, str] | None:
+    """`prose_text_strict(prose_html)`, or None when the fragment is not of the plain form: a "<"
+    that starts no plain tag or formula, a comment, a raw-text element, MathML outside a formula."""
+    pieces = _TOKENS.split(prose_html)
+    texts = pieces[::2]
+    if "<" in "".join(texts):
+        return None
+    tokens = list(map(_token, pieces[1::2]))
+    if not all(tokens):
+        return None
+    parts: list[str] = []
+    append = parts.append
+    heading = ""
+    heading_parts: list[str] | None = None  # while in the first heading
+    skip_depth = 0  # open elements whose content is dropped
+    stack: list[_Token] = []  # open elements
+    for text, token in zip(texts, tokens):
+        # The steps below are `_Text`'s handlers, with the attribute work done in `_token`.
+        if text and not skip_depth:
+            if "&" in text:
+                text = unescape(text)
+            append(text)
+            if heading_parts is not None:
+                heading_parts.append(text)
+        kind = token.kind
+        if kind == _START:
+            if token.space:
+                append(" ")
+            if token.heading and heading_parts is None and not heading and not skip_depth:
+                heading_parts = []
+            stack.append(token)
+            if token.skip:
+                skip_depth += 1
+        elif kind == _END:
+            name = token.name
+            if not (stack and stack[-1].name == name) and all(t.name != name for t in stack):
+                continue  # a stray end tag closes nothing
+            while True:  # close what is open up to the matching start tag
+                opened = stack.pop()
+                if opened.skip:
+                    skip_depth -= 1
+                if opened.heading and heading_parts is not None:
+                    heading = _squash("".join(heading_parts))
+                    heading_parts = None
+                if opened.name == name:
+                    break
+            if token.space:
+                append(" ")
+        elif kind == _EMPTY:
+            if token.space:
+                append(token.space)
+            if token.alt and not skip_depth:
+                append(token.alt)
+        else:  # _TEX
+            append(token.tex)
+            if heading_parts is not None:
+                heading_parts.append(token.tex)
+    text = texts[-1]
+    if text and not skip_depth:
+        append(unescape(text) if "&" in text else text)
+    return heading, _squash("".join(parts))
 
 
 def prose_text(prose_html: str) -> tuple[str, str]:
     """(first heading, plain text) of a section's prose HTML."""
-    compact, formulas = _compact_math(prose_html)
-    plain = plain_tokens(compact)
-    if plain is not None and _mathml_only_in_formulas(plain, formulas):
-        parser = _Text()
-        _feed_plain(parser, plain)
-        return parser.result()
+    fast = _fast_prose_text(prose_html)
     # Not plain HTML: html.parser reads it, MathML and all.
-    return prose_text_strict(prose_html)
+    return fast if fast is not None else prose_text_strict(prose_html)
 
 
 def prose_text_strict(prose_html: str) -> tuple[str, str]:
