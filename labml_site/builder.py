@@ -1,7 +1,11 @@
-"""The build, top to bottom: discover → analyse (once per file) → per language: localize, render → write.
+"""The build, top to bottom: discover → prepare (analyse once per file, localize per language:
+prepare.py, cached, in worker processes) → per language, describe every output by its inputs →
+produce the outputs whose inputs changed (outputs.py, in forked workers when there are many) → write.
 
-The site is written into a temporary folder next to the output and swapped in at the end, so a
-build that fails part-way leaves the previous site as it was.
+Pages are known by their heads (heads.py) and loaded only when an output that shows them must be
+produced. A new or mostly new site is written into a temporary folder next to the output and
+swapped in; a mostly unchanged one is updated file by file, each replaced by a rename, once
+everything is rendered. Either way a build that fails leaves the previous site as it was.
 """
 from __future__ import annotations
 
@@ -32,8 +36,8 @@ from .outputs import (
     update_in_place,
     write_outputs,
 )
-from .pages import PageData
 from .heads import PageHead, TextHead
+from .pages import PageData
 from .prepare import (
     Prepared,
     analyse_pages,

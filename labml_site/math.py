@@ -12,15 +12,17 @@
   yield ``<mtext>a<b</mtext>``), and validates the result before returning: `validate_mathml`'s
   checks, run on the tree it serialised rather than on a re-parse of the string where the two agree.
 
-Each formula costs CPU in every build, so the TeX is tokenised once (latex2mathml would do it again)
-and the passes skip cheaply what they cannot apply to.
+Each formula costs CPU in every build, so the TeX is tokenised once (latex2mathml would do it again),
+the common constructs go through a faster port of latex2mathml's walker and converter (latex2mathml
+itself does the rest), the passes skip cheaply what they cannot apply to, and the tree is checked
+as it is serialised.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 from xml.etree import ElementTree
 from xml.etree.ElementTree import Element, SubElement
 
@@ -193,12 +195,13 @@ def tex_to_mathml(tex: str, display: bool) -> str:
         raise MathError(_explain_converter_error(error)) from error
     math = _math_element(_repair(element, tex), tex, mode)
     try:
-        markup = _serialise(math)
+        markup, checked = _serialise_checked(math)
     except RecursionError as error:  # the serialiser recurses once per level, like the converter
         raise MathError(_TOO_DEEP) from error
-    # Checking the tree we built is much cheaper than parsing `markup` again. It is exact wherever
-    # `markup` parses back to that same tree; elsewhere (and to word the messages) the string decides.
-    if _tree_problems(math, prefix="") or _NOT_XML_ROUND_TRIP.search(markup):
+    # Checking the tree we built, as it is written, is much cheaper than parsing `markup` again. It
+    # is exact wherever `markup` parses back to that same tree; elsewhere (and to word the messages)
+    # the string decides.
+    if not checked or _NOT_XML_ROUND_TRIP.search(markup):
         problems = validate_mathml(markup, expected_tex=tex)
     else:
         problems = []
@@ -215,20 +218,61 @@ def tex_to_mathml(tex: str, display: bool) -> str:
 #
 # latex2mathml's public entry point takes a string and tokenises it itself, but _check_tokens needs
 # the tokens first; tokenising once and handing the list to its walker and converter halves that
-# work. Those are internals (walker._walk, Converter._convert_group, the tokenizer's PATTERN and
-# UNITS), which is acceptable because pyproject pins latex2mathml to >=3.81.1,<3.82; the differential
-# tests in tests/test_math.py fail if a release changes what they rely on.
+# work. Those are internals (walker._walk and Node, Converter and its _convert_* methods, the command
+# tables, the tokenizer's PATTERN and UNITS), which is acceptable because pyproject pins latex2mathml
+# to >=3.81.1,<3.82; the differential tests in tests/test_math.py fail if a release changes what they
+# rely on.
 
-# Regex groups that match one whole token on their own, which latex2mathml yields unchanged.
-_SINGLE_TOKEN_GROUPS = frozenset({"letter", "number", "escaped", "command", "char"})
+
+def _whole_match_pattern() -> re.Pattern:
+    r"""latex2mathml's token pattern with its groups made non-capturing, so that ``findall`` yields
+    whole matches, and without its \verb alternative, whose backreference needs a group."""
+    source = L2M_TOKEN_PATTERN.pattern
+    verb = re.search(r"\(\?P<verb>.*?\(\?P=verb_delim\)\)\s*\|", source, re.S)
+    if verb is not None:
+        source = re.sub(r"\(\?P<\w+>", "(?:", source.replace(verb.group(), ""))
+    if verb is None or "(?P" in source:
+        raise ImportError("latex2mathml's token pattern is not the one _tokenize knows (see its pin in pyproject)")
+    return re.compile(source, L2M_TOKEN_PATTERN.flags)
+
+
+_WHOLE_MATCHES = _whole_match_pattern()
 
 
 def _tokenize(tex: str) -> list[str]:
     """Exactly the tokens of latex2mathml's ``tokenizer.tokenize(tex)``, as a list, for less CPU.
 
-    latex2mathml filters all twenty-odd groups of every regex match through a lambda; most matches
-    are a single group that is the token itself, so only the others take its per-group rules.
+    latex2mathml filters all twenty-odd groups of every regex match through a lambda. Here the
+    matches come as strings from _WHOLE_MATCHES, far cheaper than match objects, and most are a
+    token as they stand. The others are matched again on their own, which takes the same alternative
+    of the pattern (none looks past the end of its match except to stop there), and go through
+    latex2mathml's rules.
     """
+    if r"\verb" in tex:
+        return _tokenize_matches(tex)  # _WHOLE_MATCHES has no \verb alternative
+    tokens: list[str] = []
+    for whole in _WHOLE_MATCHES.findall(tex):
+        first = whole[0]
+        if len(whole) == 1:
+            if whole != "%":  # a lone "%" is an empty comment
+                tokens.append(whole)
+        elif first == "\\" and (len(whole) == 2 or whole[1:].isalpha()) and not whole.startswith(r"\math"):
+            tokens.append(whole)  # an escaped character or a command (\math… may be a symbol: the rules)
+        elif first in "0123456789." and not whole[-1].isalpha():
+            tokens.append(whole)  # a number (a dimension ends with its unit: the rules)
+        elif first in "_^":
+            tokens += [first, whole[1]]  # a script with a one-digit argument: x_2
+        elif not _add_match_tokens(L2M_TOKEN_PATTERN.match(whole), tokens):
+            break
+    return tokens
+
+
+# Regex groups that match one whole token on their own, which latex2mathml yields unchanged.
+_SINGLE_TOKEN_GROUPS = frozenset({"letter", "number", "escaped", "command", "char"})
+
+
+def _tokenize_matches(tex: str) -> list[str]:
+    r"""_tokenize on match objects, for TeX with \verb."""
     tokens: list[str] = []
     for match in L2M_TOKEN_PATTERN.finditer(tex):
         token = match.group()
@@ -270,13 +314,393 @@ def _add_match_tokens(match: re.Match, tokens: list[str]) -> bool:
 
 
 def _convert(tokens: list[str], mode: str) -> Element:
-    """``Converter(display=mode).convert_to_element(tex)`` for the tokens of `tex`, without tokenising again."""
+    """``Converter(display=mode).convert_to_element(tex)`` for the tokens of `tex`, without tokenising again.
+
+    The fast port below converts nearly every formula; where it declines a construct or fails in any
+    way (malformed TeX, too deep a recursion), latex2mathml's own walker and converter do the whole
+    formula again, so the result, or the exception and its message, is theirs.
+    """
+    block = mode == "block"
+    try:
+        nodes = _walk_fast(iter(tokens), block=block)
+        math, row = _math_and_row(mode)
+        _FastConverter(display=mode)._convert_group(iter(nodes), row)
+        return math
+    except Exception:  # _Unsupported, or any failure: latex2mathml decides below
+        pass
     converter = l2m_converter.Converter(display=mode)
-    math = Element("math", {"xmlns": converter.xmlns, "display": mode})
-    row = SubElement(math, "mrow")
-    nodes = l2m_walker._walk(iter(tokens), block=mode == "block", macros=converter.macros)
+    math, row = _math_and_row(mode)
+    nodes = l2m_walker._walk(iter(tokens), block=block, macros=converter.macros)
     converter._convert_group(iter(nodes), row)
     return math
+
+
+def _math_and_row(mode: str) -> tuple[Element, Element]:
+    math = Element("math", {"xmlns": MATHML_NS, "display": mode})
+    return math, SubElement(math, "mrow")
+
+
+# --------------------------------------------------------------------------------------------------
+# A faster port of latex2mathml's walker and converter, for the common constructs
+#
+# walker._walk tests every token against some forty branches in turn (building a tuple of the \big
+# commands on the way), and the converter deep-copies a CONVERSION_MAP entry for each command and
+# classifies each symbol afresh: that was half of tex_to_mathml's CPU. `_walk_fast` and
+# `_FastConverter` port them from latex2mathml 3.81.x (pyproject pins >=3.81.1,<3.82, so relying on
+# these internals is safe) for the constructs nearly every formula is made of, dispatching on tables
+# precomputed from latex2mathml's own command lists, and build the same nodes and elements. The rest
+# is declined rather than ported: the walker raises _Unsupported, the converter hands the node to its
+# base class. tests/test_math.py compares both ways on every command latex2mathml knows, on the
+# tutorial and on random tokens, and fails if a release changes what the port mirrors.
+
+Node = l2m_walker.Node
+
+
+class _Unsupported(Exception):
+    """The fast walker met a token it leaves to latex2mathml's walker."""
+
+
+# How walker._walk treats a token: the kinds _walk_fast ports, and _AS_DECLINE for the rest.
+(_AS_PLAIN, _AS_LEFT, _AS_MIDDLE, _AS_BRACE, _AS_SCRIPT, _AS_PRIME, _AS_TWO, _AS_ONE, _AS_TEXT, _AS_SQRT,
+ _AS_ENVIRONMENT, _AS_DECLINE) = range(12)  # fmt: skip
+
+_c = l2m_commands  # short, as the port mirrors latex2mathml's `commands.X` at every turn
+_ONE_PARAMETER = frozenset(_c.COMMANDS_WITH_ONE_PARAMETER)
+_TWO_PARAMETERS = frozenset(_c.COMMANDS_WITH_TWO_PARAMETERS)
+_REVERSED_PARAMETERS = frozenset((_c.OVERSET, _c.STACKREL, _c.UNDERSET))
+_MATH_NON_FONT = frozenset(_c.MATH_NON_FONT_COMMANDS)
+# Tokens whose next token walker._walk takes as the node's text.
+_WALKER_TEXT_COMMANDS = frozenset(
+    (*_c.BIG, *_c.BIG_OPEN_CLOSE, _c.CLAP, _c.EMPH, _c.FBOX, _c.HBOX, _c.LLAP, _c.MBOX, _c.MIDDLE, _c.RLAP,
+     _c.TAG, _c.TAGSTAR, _c.TEXT, _c.TEXTBF, _c.TEXTIT, _c.TEXTMD, _c.TEXTNORMAL, _c.TEXTRM, _c.TEXTSF,
+     _c.TEXTTT, _c.TEXTUP, _c.VERB)
+)  # fmt: skip
+# Every other token a branch of walker._walk names (\right is one only where it is not the terminator).
+_WALKER_DECLINED = frozenset(
+    (_c.RIGHT, _c.NOT, *_c.EXTENSIBLE_ARROWS, _c.HSKIP, _c.HSPACE, _c.KERN, _c.MKERN, _c.MSKIP, _c.MSPACE,
+     _c.RAISE, _c.LOWER, _c.MOVELEFT, _c.MOVERIGHT, _c.RULE, _c.SMASH, _c.TEXTCOLOR, _c.COLORBOX,
+     _c.FCOLORBOX, _c.COLOR, _c.LEFTROOT, _c.UPROOT, _c.MATHCHOICE, _c.CLASS, _c.STYLE, _c.HREF, _c.ABOVE,
+     _c.ATOP, _c.ABOVEWITHDELIMS, _c.ATOPWITHDELIMS, _c.BRACE, _c.BRACK, _c.CHOOSE, _c.OVER, _c.ROOT,
+     *_c.MATRICES, _c.GENFRAC, _c.SIDESET, _c.SKEW, _c.NEWCOMMAND, _c.DEF, _c.DECLAREMATHOPERATOR,
+     _c.NEWENVIRONMENT)
+)  # fmt: skip
+
+
+def _walk_kind(token: str) -> int:
+    """walker._walk's branch for `token` (after its terminator test), in the walker's order up to the
+    one-parameter commands; every branch after those that _walk_fast does not port is declined first,
+    which can only send a token to latex2mathml, never to the wrong port."""
+    if token == _c.MIDDLE:
+        return _AS_MIDDLE  # an error outside \left … \right, else a text command
+    if token == _c.LEFT:
+        return _AS_LEFT
+    if token == _c.OPENING_BRACE:
+        return _AS_BRACE
+    if token in (_c.SUBSCRIPT, _c.SUPERSCRIPT):
+        return _AS_SCRIPT
+    if token == _c.APOSTROPHE:
+        return _AS_PRIME
+    if token in _TWO_PARAMETERS:
+        return _AS_TWO
+    if token in _ONE_PARAMETER or (token.startswith(_c.MATH) and token not in _MATH_NON_FONT):
+        return _AS_ONE
+    if token in _WALKER_DECLINED:
+        return _AS_DECLINE
+    if token in _WALKER_TEXT_COMMANDS:
+        return _AS_TEXT
+    if token == _c.SQRT:
+        return _AS_SQRT
+    if token.startswith(_c.BEGIN):
+        return _AS_ENVIRONMENT
+    return _AS_PLAIN  # walker._walk would look the token up in its macros next: there are none
+
+
+# Precomputed for every token a formula can hold once _check_tokens has passed it; others are
+# classified as they come.
+_WALK_KINDS: dict[str, int] = {
+    token: _walk_kind(token)
+    for token in (*_KNOWN_COMMANDS, *L2M_SYMBOLS, *_WALKER_DECLINED, *_WALKER_TEXT_COMMANDS, "{", "}", "_", "^", "'")
+}
+
+
+# Nodes are immutable tuples, so the many plain ones (letters, digits, symbols) can be shared.
+_plain_node = functools.lru_cache(maxsize=4096)(Node)
+
+
+def _walk_fast(
+    tokens: Iterator[str], terminator: Optional[str] = None, limit: int = 0, block: bool = False
+) -> list[Node]:
+    r"""walker._walk (without macros) for the kinds of token above; raises _Unsupported for the others.
+
+    Like the original it recurses once per group and passes `block` on only where that does (into
+    environments): the scripts of a \sum inside braces are not limits, even in display mode.
+    """
+    group: list[Node] = []
+    has_available_tokens = False
+    for token in tokens:
+        has_available_tokens = True
+        if token == terminator:
+            delimiter = next(tokens) if terminator == _c.RIGHT else None
+            group.append(Node(token=token, delimiter=delimiter))
+            break
+        kind = _WALK_KINDS.get(token)
+        if kind is None:
+            kind = _walk_kind(token)
+        if kind == _AS_PLAIN:
+            node = _plain_node(token)
+        elif kind == _AS_BRACE:
+            children = tuple(_walk_fast(tokens, terminator=_c.CLOSING_BRACE))
+            if len(children) and children[-1].token == _c.CLOSING_BRACE:
+                children = children[:-1]
+            node = Node(token=_c.BRACES, children=children)
+        elif kind == _AS_SCRIPT:
+            node = _script_node(token, group, tokens, terminator, block)
+        elif kind == _AS_ONE:
+            node = Node(token=token, children=tuple(_walk_fast(tokens, terminator=terminator, limit=1)))
+        elif kind == _AS_TWO:
+            children = tuple(_walk_fast(tokens, terminator=terminator, limit=2))
+            if token in _REVERSED_PARAMETERS:
+                children = children[::-1]
+            node = Node(token=token, children=children)
+        elif kind == _AS_TEXT or (kind == _AS_MIDDLE and terminator == _c.RIGHT):
+            node = Node(token=token, text=next(tokens))
+        elif kind == _AS_LEFT:
+            delimiter = next(tokens)
+            children = tuple(_walk_fast(tokens, terminator=_c.RIGHT))
+            if len(children) == 0 or children[-1].token != _c.RIGHT:
+                raise l2m_exceptions.ExtraLeftOrMissingRightError
+            node = Node(token=token, children=children, delimiter=delimiter)
+        elif kind == _AS_SQRT:
+            node = _sqrt_node(tokens)
+        elif kind == _AS_PRIME:
+            node = _prime_node(group)
+        elif kind == _AS_ENVIRONMENT:
+            # latex2mathml's own code walks the environment (tables are rare); a macro defined inside
+            # it would be seen by the tokens after it, which this walker does not track.
+            macros: dict = {}
+            node = l2m_walker._get_environment_node(token, tokens, macros=macros, block=block)
+            if macros:
+                raise _Unsupported(token)
+        else:
+            raise _Unsupported(token)
+        group.append(node)
+        if limit and len(group) >= limit:
+            break
+    if not has_available_tokens:
+        raise l2m_exceptions.NoAvailableTokensError
+    return group
+
+
+def _script_node(
+    token: str, group: list[Node], tokens: Iterator[str], terminator: Optional[str], block: bool
+) -> Node:
+    """walker._walk's branch for ``_`` and ``^``: the script takes the previous node as its base."""
+    previous = group.pop() if group else Node(token="")  # left operand can be empty if not present
+    if token == previous.token == _c.SUBSCRIPT:
+        raise l2m_exceptions.DoubleSubscriptsError
+    if (
+        token == previous.token == _c.SUPERSCRIPT
+        and previous.children is not None
+        and len(previous.children) >= 2
+        and previous.children[1].token != _c.PRIME
+    ):
+        raise l2m_exceptions.DoubleSuperscriptsError
+    modifier = None
+    if previous.token in (_c.LIMITS, _c.NOLIMITS):
+        modifier = previous.token
+        if not group:
+            raise l2m_exceptions.LimitsMustFollowMathOperatorError
+        previous = group.pop()
+        if not previous.token.startswith("\\"):
+            raise l2m_exceptions.LimitsMustFollowMathOperatorError
+    elif block and previous.token in (_c.SUMMATION, _c.PRODUCT):
+        modifier = _c.LIMITS  # block summation and product take their scripts as limits
+    children = tuple(_walk_fast(tokens, terminator=terminator, limit=1))
+    if token == _c.SUBSCRIPT and previous.token == _c.SUPERSCRIPT and previous.children is not None:
+        return Node(
+            token=_c.SUBSUP,
+            children=(previous.children[0], *children, previous.children[1]),
+            modifier=previous.modifier,
+        )
+    if token == _c.SUPERSCRIPT and previous.token == _c.SUBSCRIPT and previous.children is not None:
+        return Node(token=_c.SUBSUP, children=(*previous.children, *children), modifier=previous.modifier)
+    if (
+        token == _c.SUPERSCRIPT
+        and previous.token == _c.SUPERSCRIPT
+        and previous.children is not None
+        and previous.children[1].token == _c.PRIME
+    ):
+        return Node(
+            token=_c.SUPERSCRIPT,
+            children=(previous.children[0], Node(token=_c.BRACES, children=(previous.children[1], *children))),
+            modifier=previous.modifier,
+        )
+    if previous.token in (_c.OVERBRACE, _c.UNDERBRACE):
+        modifier = previous.token
+    return Node(token=token, children=(previous, *children), modifier=modifier)
+
+
+def _sqrt_node(tokens: Iterator[str]) -> Node:
+    r"""walker._walk's branch for \sqrt, with an optional [index]; its argument ignores the terminator."""
+    root_nodes: tuple[Node, ...] = ()
+    next_node = _walk_fast(tokens, limit=1)[0]
+    if next_node.token == _c.OPENING_BRACKET:
+        root_nodes = tuple(_walk_fast(tokens, terminator=_c.CLOSING_BRACKET))[:-1]
+        next_node = _walk_fast(tokens, limit=1)[0]
+        if len(root_nodes) > 1:
+            root_nodes = (Node(token=_c.BRACES, children=root_nodes),)
+    if root_nodes:
+        return Node(token=_c.ROOT, children=(next_node, *root_nodes))
+    return Node(token=_c.SQRT, children=(next_node,))
+
+
+def _prime_node(group: list[Node]) -> Node:
+    """walker._walk's branch for ``'``: a prime superscript on the previous node, or one more prime."""
+    previous = group.pop() if group else Node(token="")
+    prev_is_super_with_children = (
+        previous.token == _c.SUPERSCRIPT and previous.children is not None and len(previous.children) >= 2
+    )
+    prev_prime = previous.children[1] if prev_is_super_with_children and previous.children else None
+    prev_is_prime_token = prev_prime is not None and (
+        prev_prime.token in _c.PRIME_UPGRADE
+        or prev_prime.token == _c.QPRIME
+        or prev_prime.token == l2m_walker.MULTIPRIMES
+    )
+    if prev_is_super_with_children and not prev_is_prime_token:
+        raise l2m_exceptions.DoubleSuperscriptsError
+    if prev_is_prime_token and previous.children is not None and prev_prime is not None:
+        if prev_prime.token in _c.PRIME_UPGRADE:
+            new_prime = Node(token=_c.PRIME_UPGRADE[prev_prime.token])
+        elif prev_prime.token == _c.QPRIME:
+            new_prime = Node(token=l2m_walker.MULTIPRIMES, text="5")
+        else:
+            new_prime = Node(token=l2m_walker.MULTIPRIMES, text=str(int(prev_prime.text or "0") + 1))
+        return Node(token=_c.SUPERSCRIPT, children=(previous.children[0], new_prime))
+    if previous.token == _c.SUBSCRIPT and previous.children is not None:
+        return Node(token=_c.SUBSUP, children=(*previous.children, Node(token=_c.PRIME)), modifier=previous.modifier)
+    return Node(token=_c.SUPERSCRIPT, children=(previous, Node(token=_c.PRIME)))
+
+
+# How Converter._convert_group treats a token before it looks at the node's children.
+_GROUP_STYLE, _GROUP_COMMAND, _GROUP_DECLINE = range(3)
+
+
+def _group_kinds() -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for names, kind in (  # in _convert_group's order: a name keeps the first branch that names it
+        ((*_c.MSTYLE_SIZES, *_c.STYLES), _GROUP_STYLE),  # a style applies to the rest of the group
+        ((_c.UNICODE, _c.RULE), _GROUP_DECLINE),
+        ((*_c.CONVERSION_MAP, _c.MOD, _c.PMOD, _c.POD), _GROUP_COMMAND),
+    ):
+        for name in names:
+            kinds.setdefault(name, kind)
+    return kinds
+
+
+_GROUP_KINDS = _group_kinds()
+
+# Commands Converter._convert_command handles uniformly: an element from CONVERSION_MAP holding the
+# node's text or children (and a diacritic). The names its special cases test are left to it.
+_COMMAND_SPECIAL_CASES = frozenset(
+    (_c.SUBSTACK, _c.SMALLMATRIX, _c.CASES, _c.DBINOM, _c.DFRAC, _c.HPHANTOM, _c.VPHANTOM, _c.TBINOM, _c.HBOX,
+     _c.MBOX, _c.TFRAC, _c.MOD, _c.PMOD, _c.POD, _c.BMOD, _c.SKEW, _c.LEFT, _c.MIDDLE, *_c.EXTENSIBLE_ARROWS,
+     *_c.LIMIT, _c.BRA, _c.KET, _c.BRAKET, _c.FBOX, _c.LLAP, _c.RLAP, _c.CLAP, _c.COLORBOX, _c.FCOLORBOX,
+     _c.TAG, _c.TAGSTAR, _c.GENFRAC, *_c.MATRICES, _c.CFRAC, _c.SIDESET, _c.BINOM, r"\pmatrix", r"\bmatrix",
+     r"\Bmatrix", r"\vmatrix", r"\Vmatrix")
+)  # fmt: skip
+_UNIFORM_COMMANDS = frozenset(_c.CONVERSION_MAP) - _COMMAND_SPECIAL_CASES
+
+# (token, id(font)) → (tag, attributes, text) of the one element Converter._convert_symbol makes
+# for that symbol, or None where it makes more. Fonts are latex2mathml's module-level tables, so
+# their ids stay valid.
+_SYMBOL_ELEMENTS: dict[tuple[str, int], Optional[tuple[str, dict[str, str], Optional[str]]]] = {}
+_SYMBOL_CACHE_SIZE = 8192
+
+
+class _FastConverter(l2m_converter.Converter):
+    """Converter._convert_group, _convert_command and _convert_symbol with table dispatch, no deep
+    copies and symbols converted once; element for element the same tree."""
+
+    def _convert_group(self, nodes: Iterable[Node], parent: Element, font: Optional[dict] = None) -> None:
+        _font = font
+        for node in nodes:
+            token = node.token
+            kind = _GROUP_KINDS.get(token)
+            if kind is None:
+                children = node.children
+                if children is None:
+                    if token in _c.GLOBAL_FONTS:
+                        _font = _c.GLOBAL_FONTS[token]
+                    else:
+                        self._convert_symbol(node, parent, _font)
+                elif token in _c.LOCAL_FONTS:
+                    self._convert_group(iter(children), parent, _c.LOCAL_FONTS[token])
+                elif token.startswith(_c.MATH):
+                    self._convert_group(iter(children), parent, _font)
+                elif token in _c.GLOBAL_FONTS:
+                    _font = _c.GLOBAL_FONTS[token]
+                else:
+                    row = SubElement(parent, "mrow", attrib=node.attributes or {})
+                    self._convert_group(iter(children), row, _font)
+            elif kind == _GROUP_COMMAND:
+                self._convert_command(node, parent, _font)
+            elif kind == _GROUP_STYLE:
+                self._convert_command(Node(token=token, children=tuple(nodes)), parent, _font)
+            else:
+                super()._convert_group(iter((node,)), parent, _font)
+
+    def _convert_command(self, node: Node, parent: Element, font: Optional[dict] = None) -> None:
+        command = node.token
+        if command not in _UNIFORM_COMMANDS or node.delimiter is not None or node.alignment is not None:
+            super()._convert_command(node, parent, font)
+            return
+        tag, attributes = _c.CONVERSION_MAP[command]
+        if node.attributes is not None:
+            # The table's attribute values are strings: a shallow copy is the original's deepcopy.
+            attributes = {**attributes, **node.attributes}
+        modifier = node.modifier
+        if command == _c.SUBSUP and node.children is not None and node.children[0].token == _c.GCD:
+            tag = "munderover"
+        elif command == _c.SUPERSCRIPT and modifier in (_c.LIMITS, _c.OVERBRACE):
+            tag = "mover"
+        elif command == _c.SUBSCRIPT and modifier in (_c.LIMITS, _c.UNDERBRACE):
+            tag = "munder"
+        elif command == _c.SUBSUP and modifier in (_c.LIMITS, _c.OVERBRACE, _c.UNDERBRACE):
+            tag = "munderover"
+        element = SubElement(parent, tag, attributes)  # SubElement copies `attributes`
+        if node.text is not None:
+            element.text = node.text.replace(" ", "&#x000A0;")
+            self._set_font(element, "mtext", font)
+        if node.children is not None:
+            self._convert_group(iter(node.children), element, font)
+        diacritic = _c.DIACRITICS.get(command)
+        if diacritic is not None:
+            SubElement(element, "mo", diacritic[1]).text = diacritic[0]
+
+    def _convert_symbol(self, node: Node, parent: Element, font: Optional[dict] = None) -> None:
+        if node.attributes is not None or node.text is not None:
+            super()._convert_symbol(node, parent, font)
+            return
+        key = (node.token, id(font))
+        if key in _SYMBOL_ELEMENTS:
+            made = _SYMBOL_ELEMENTS[key]
+        else:
+            made = self._symbol_element(node, font)
+            if len(_SYMBOL_ELEMENTS) < _SYMBOL_CACHE_SIZE:
+                _SYMBOL_ELEMENTS[key] = made
+        if made is None:
+            super()._convert_symbol(node, parent, font)
+        else:
+            SubElement(parent, made[0], made[1]).text = made[2]
+
+    def _symbol_element(self, node: Node, font: Optional[dict]) -> Optional[tuple[str, dict[str, str], Optional[str]]]:
+        """What Converter._convert_symbol makes for `node`: (tag, attributes, text) when that is one
+        element without children, else None."""
+        scratch = Element("scratch")
+        super()._convert_symbol(node, scratch, font)
+        if len(scratch) != 1 or len(scratch[0]) or scratch.text or scratch[0].tail:
+            return None
+        return scratch[0].tag, dict(scratch[0].attrib), scratch[0].text
 
 
 # --------------------------------------------------------------------------------------------------
@@ -602,10 +1026,7 @@ _ROW_ELEMENTS = frozenset({"math", "mrow", "mstyle", "mpadded", "mphantom", "msq
 def _repair(math: Element, tex: str) -> Element:
     """Return the presentation body (an <mrow>) of latex2mathml's <math>, fixed for MathML Core."""
     body = math[0] if len(math) == 1 else _wrap_row(list(math))
-    _decode_entities(body)
-    _fix_big_delimiters(body)
-    _check_leftover_commands(body, tex)
-    _fix_mathvariants(body)
+    _fix_token_elements(body, tex)
     _fix_token_children(body)
     _fix_text(body)
     _fix_symbol_classes(body)
@@ -626,12 +1047,26 @@ def _wrap_row(children: list[Element]) -> Element:
     return row
 
 
-def _decode_entities(root: Element) -> None:
-    # latex2mathml writes characters as "&#x…;" strings in the tree and relies on un-escaping the
-    # serialised output; we serialise ourselves, so decode them into characters.
+def _fix_token_elements(root: Element, tex: str) -> None:
+    r"""The repairs that look at one element at a time, in one walk over the tree rather than one
+    each; per element, in this order: entities decoded, \big delimiters resolved, commands left as
+    text refused, mathvariants turned into Unicode letters."""
     for element in root.iter():
-        if element.text and "&#x" in element.text:
-            element.text = _decoded(element.text)
+        text = element.text
+        if text and "&#x" in text:
+            # latex2mathml writes characters as "&#x…;" strings in the tree and relies on un-escaping
+            # the serialised output; we serialise ourselves, so decode them into characters.
+            element.text = text = _decoded(text)
+        tag = element.tag
+        if tag == "mo":
+            _fix_big_delimiter(element)
+            text = element.text
+        elif tag != "mi" and tag != "mn":
+            continue
+        if text and "\\" in text:
+            _refuse_leftover_command(text, tex)
+        if tag != "mo" and "mathvariant" in element.attrib:
+            _fix_mathvariant(element)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -687,34 +1122,31 @@ def _fix_token_children(root: Element) -> None:
             element.set(_FUNCTION_MARK, "1")
 
 
-def _fix_big_delimiters(root: Element) -> None:
-    r"""\Big\vert and friends leave the command as text, \Bigg. leaves a dot; minsize needs stretchy."""
-    for element in root.iter("mo"):
-        text = element.text or ""
-        if text.startswith("\\"):
-            symbol = convert_symbol(text) or {r"\{": "0007B", r"\}": "0007D", r"\|": "02016"}.get(text)
-            if symbol:
-                element.text = chr(int(symbol, 16))
-        if element.get("fence") == "true" or "minsize" in element.attrib:
-            # As a delimiter, TeX reads < and > as angle brackets.
-            element.text = {"<": "\u27e8", ">": "\u27e9"}.get(element.text or "", element.text)
-        if "minsize" in element.attrib:
-            if text == ".":
-                element.text = ""
-            element.set("stretchy", "true")
+def _fix_big_delimiter(element: Element) -> None:
+    r"""An <mo>: \Big\vert and friends leave the command as text, \Bigg. leaves a dot; minsize
+    needs stretchy."""
+    text = element.text or ""
+    if text.startswith("\\"):
+        symbol = convert_symbol(text) or {r"\{": "0007B", r"\}": "0007D", r"\|": "02016"}.get(text)
+        if symbol:
+            element.text = chr(int(symbol, 16))
+    if element.get("fence") == "true" or "minsize" in element.attrib:
+        # As a delimiter, TeX reads < and > as angle brackets.
+        element.text = {"<": "\u27e8", ">": "\u27e9"}.get(element.text or "", element.text)
+    if "minsize" in element.attrib:
+        if text == ".":
+            element.text = ""
+        element.set("stretchy", "true")
 
 
-def _check_leftover_commands(root: Element, tex: str) -> None:
+def _refuse_leftover_command(text: str, tex: str) -> None:
     # Backstop for _check_tokens: latex2mathml passes any command it does not know through as text.
-    for element in root.iter():
-        if element.tag in ("mi", "mo", "mn") and element.text and "\\" in element.text:
-            match = _COMMAND.search(element.text)
-            if match:
-                raise MathError(
-                    f"unknown command {match.group(0)}: use a supported command or write a name with "
-                    r"\operatorname{…}",
-                    _column_of(tex, match.group(0)),
-                )
+    match = _COMMAND.search(text)
+    if match:
+        raise MathError(
+            f"unknown command {match.group(0)}: use a supported command or write a name with \\operatorname{{…}}",
+            _column_of(tex, match.group(0)),
+        )
 
 
 def _fix_text(root: Element) -> None:
@@ -725,20 +1157,18 @@ def _fix_text(root: Element) -> None:
             element.text = re.sub(r"^ | $", "\u00a0", element.text)
 
 
-def _fix_mathvariants(root: Element) -> None:
-    """Chromium only honours mathvariant="normal"; other variants become Unicode math letters."""
-    for element in root.iter():
-        if element.tag not in ("mi", "mn"):
-            continue
-        variant = element.get("mathvariant")
-        if not variant or variant == "normal":
-            continue
-        original = element.text or ""
-        element.text = "".join(_styled_char(c, variant) for c in original)
-        del element.attrib["mathvariant"]
-        if element.text == original and "italic" not in variant:
-            # No Unicode slot for this character in that style: at least keep it upright, as TeX would.
-            element.set("mathvariant", "normal")
+def _fix_mathvariant(element: Element) -> None:
+    """An <mi> or <mn>: Chromium only honours mathvariant="normal"; other variants become Unicode
+    math letters."""
+    variant = element.get("mathvariant")
+    if not variant or variant == "normal":
+        return
+    original = element.text or ""
+    element.text = "".join(_styled_char(c, variant) for c in original)
+    del element.attrib["mathvariant"]
+    if element.text == original and "italic" not in variant:
+        # No Unicode slot for this character in that style: at least keep it upright, as TeX would.
+        element.set("mathvariant", "normal")
 
 
 def _fix_symbol_classes(root: Element) -> None:
@@ -899,34 +1329,12 @@ def _styled_char(char: str, variant: str) -> str:
 # --------------------------------------------------------------------------------------------------
 # Serialisation
 
-_ATTRIBUTE_ORDER = ("display",)
-
-
 def _escape_text(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _escape_attribute(text: str) -> str:
     return _escape_text(text).replace('"', "&quot;")
-
-
-def _serialise(element: Element) -> str:
-    """`element` as XML text; tails are not written (nothing in a MathML tree we build has one)."""
-    out: list[str] = []
-    _serialise_into(element, out)
-    return "".join(out)
-
-
-def _serialise_into(element: Element, out: list[str]) -> None:
-    out.append(f"<{element.tag}")
-    for name, value in element.attrib.items():
-        out.append(f' {name}="{_escape_attribute(value)}"')
-    out.append(">")
-    if element.text:
-        out.append(_escape_text(element.text))
-    for child in element:
-        _serialise_into(child, out)
-    out.append(f"</{element.tag}>")  # explicit end tags: valid as XML and as HTML foreign content
 
 
 def _math_element(body: Element, tex: str, mode: str) -> Element:
@@ -1050,3 +1458,105 @@ def _tree_problems(root: Element, prefix: str, expected_tex: Optional[str] = Non
             problems.append("annotation does not hold the original TeX")
     return problems
 
+
+# --------------------------------------------------------------------------------------------------
+# Serialisation, checked as it goes
+
+# For each MathML element but <math> (which only the root may be): its tags, whether it holds text
+# only, how many children it must have (-1: any number) and the one tag its children must have.
+_ELEMENT_RULES: dict[str, tuple[str, str, bool, int, Optional[str]]] = {
+    name: (f"<{name}>", f"</{name}>", name in _TEXT_ONLY_ELEMENTS, _ARITY.get(name, -1), _ONLY_CHILD.get(name))
+    for name in MATHML_ELEMENTS - {"math"}
+}
+
+
+def _serialise_checked(math: Element) -> tuple[str, bool]:
+    """`math` as XML text, and whether its tree passes _tree_problems' checks (False: it may not).
+
+    Writing and checking in one walk over the elements saves a second one. The checks are never
+    laxer than _tree_problems' on a built tree (prefix ""); tests/test_math.py compares the two.
+    Tails are not written: nothing in a tree we build has one, and a tail with text fails the check.
+    """
+    out = [_checked_start_tag(math.tag, math.attrib)[0]]  # its xmlns is the root's: _outline_ok checks
+    checked = _outline_ok(math)
+    for child in math:
+        checked = _write_element(child, out) and checked
+        checked = checked and not (child.tail and child.tail.strip())
+    out.append(f"</{math.tag}>")
+    return "".join(out), checked
+
+
+def _outline_ok(math: Element) -> bool:
+    """_tree_problems' checks on <math> itself and its outline: one <semantics> holding the
+    presentation and an <annotation> of the TeX."""
+    semantics = math[0] if len(math) == 1 else None
+    return (
+        math.tag == "math"
+        and set(math.attrib) <= {"xmlns", "display"}
+        and math.get("display") in ("block", "inline")
+        and not (math.text and math.text.strip())
+        and semantics is not None
+        and semantics.tag == "semantics"
+        and len(semantics) == 2
+        and semantics[1].tag == "annotation"
+        and semantics[1].get("encoding") == "application/x-tex"
+    )
+
+
+def _write_element(element: Element, out: list[str]) -> bool:
+    """Append `element`, below the root, as XML to `out`; False where it or an element inside it
+    fails one of _tree_problems' checks. Explicit end tags: valid as XML and as HTML foreign content."""
+    tag = element.tag
+    rules = _ELEMENT_RULES.get(tag)
+    checked = rules is not None  # a MathML element, and not a nested <math>
+    start, end, text_only, arity, only_child = rules or (f"<{tag}>", f"</{tag}>", False, -1, None)
+    attributes = element.attrib
+    if attributes:
+        start, attributes_ok = _checked_start_tag(tag, attributes)
+        checked = checked and attributes_ok
+    text = element.text
+    if text:
+        checked = checked and (text_only or not text.strip())
+        start += _escape_text(text)
+    count = len(element)
+    if not count:  # most elements: a token element or a space
+        out.append(start + end)
+        return checked and arity < 0
+    out.append(start)
+    checked = checked and not text_only and (arity < 0 or count == arity)
+    for child in element:
+        checked = _write_element(child, out) and checked
+        tail = child.tail
+        if (tail and tail.strip()) or (only_child and child.tag != only_child):
+            checked = False
+    out.append(end)
+    return checked
+
+
+# (tag, *attributes) → (start tag, _attributes_ok): a formula's elements share a few dozen of them.
+_START_TAGS: dict[tuple[str, ...], tuple[str, bool]] = {}
+_START_TAGS_SIZE = 4096
+
+
+def _checked_start_tag(tag: str, attributes: dict[str, str]) -> tuple[str, bool]:
+    key = (tag, *attributes.items())
+    known = _START_TAGS.get(key)
+    if known is None:
+        known = (_start_tag(tag, attributes), _attributes_ok(tag, attributes))
+        if len(_START_TAGS) < _START_TAGS_SIZE:
+            _START_TAGS[key] = known
+    return known
+
+
+def _start_tag(tag: str, attributes: dict[str, str]) -> str:
+    written = "".join([f' {name}="{_escape_attribute(value)}"' for name, value in attributes.items()])
+    return f"<{tag}{written}>"
+
+
+def _attributes_ok(tag: str, attributes: dict[str, str]) -> bool:
+    """_tree_problems' attribute checks on an element below the root (where xmlns is refused)."""
+    if "xmlns" in attributes or not all(name in MATHML_ATTRIBUTES for name in attributes):
+        return False
+    if "class" in attributes and attributes["class"] not in _CLASSES:
+        return False
+    return tag != "menclose" or set(attributes.get("notation", "").split()) <= _MENCLOSE_NOTATIONS

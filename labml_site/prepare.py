@@ -240,8 +240,10 @@ def prepare_pages(
         results = [_prepare_file(job, store) for job in jobs]
     else:
         stats.workers = workers
+        # Largest files first, in small chunks, so the workers finish together.
+        jobs.sort(key=lambda job: len(job.source), reverse=True)
         with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context()) as pool:
-            chunk = max(1, len(jobs) // (workers * 8))
+            chunk = max(1, min(4, len(jobs) // (workers * 16)))
             results = list(pool.map(_prepare_job, [(job, store) for job in jobs], chunksize=chunk))
     for job, result in zip(jobs, results):
         if result.data is not None:

@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from typing import Iterable, NamedTuple
 from html import unescape
 from html.parser import HTMLParser
@@ -135,16 +136,21 @@ def _squash(text: str) -> str:
 
 
 # The fast path. `_Text` is a small stack machine that `html.parser` drives with one call per tag
-# and per text. For prose of the plain form below, `_fast_prose_text` drives the same machine in
-# one loop instead, with each distinct tag read once (cached) into a `_Token` saying what it does.
+# and per text. For prose of the plain form (below), `_fast_prose_text` cuts the fragment into
+# texts and tokens itself and reads each distinct token once (cached) into a `_Token` saying what
+# it does to that machine. Usual prose is nested: each end tag closes the element opened last and
+# no element drops its content; then each token adds a fixed text (`_static_text`). Other prose
+# goes through `_Text`'s steps in one loop (`_walk`). Only a fragment with something else in it
+# (a comment, a raw-text element, odd quoting) is left to the parser.
 #
 # MathML is most of the tags in prose (dozens per formula), but all `_Text` keeps of a formula is
 # its TeX annotation (inline; kept even inside skipped content, and in the heading) or " … "
 # (display). So a whole formula is one token. That is exact when the formula is of the form
-# `tex_to_mathml` writes (MathML elements with double-quoted attributes, one TeX annotation of
-# plain text) and no MathML element is opened or closed outside a formula (its end tag could
-# close something inside one): any other tag with a MathML name, or a `<math` that does not start
-# such a formula, sends the fragment to the parser.
+# `tex_to_mathml` writes (`_FORMULA`: MathML elements with double-quoted attributes, then the TeX
+# annotation as plain text; the `</math>` closes whatever they left open) and no MathML element
+# is opened or closed outside a formula (its end tag could close something inside one): any other
+# tag with a MathML name, or a `<math` that does not start such a formula, sends the fragment to
+# the parser.
 _MATHML_NAMES = (
     "semantics|annotation|mrow|mi|mn|mo|ms|mtext|mspace|msub|msup|msubsup|mfrac|msqrt|mroot|"
     "mover|munder|munderover|mstyle|mtable|mtr|mtd|menclose|mpadded|mphantom|merror|mfenced|"
@@ -153,38 +159,60 @@ _MATHML_NAMES = (
 _MATH_TAG_NAMES = frozenset(["math", *_MATHML_NAMES.split("|")])
 _SP = "[ \\t\\n\\r\\f]"
 _QUOTED_ATTRS = rf'(?:{_SP}+[a-zA-Z][-a-zA-Z0-9_:]*="[^"<>]*")*{_SP}*'
-# A text run must reach the next "<", and the alternatives cannot match at the same place: there
-# is one way to read a formula, so one that does not match fails in time linear in its length
-# (never by trying every way to split its text, which never ends).
-_MATH_ELEMENT = re.compile(
-    rf"<math{_QUOTED_ATTRS}>"
-    rf"((?:[^<]+(?=<)|<(?:{_MATHML_NAMES}){_QUOTED_ATTRS}/?>|</(?:{_MATHML_NAMES}){_SP}*>)*)</math>"
+# A formula's elements before its annotation: a second annotation's text would be kept too.
+_BODY_NAMES = "|".join(name for name in _MATHML_NAMES.split("|") if name != "annotation")
+# Text runs end at a "<" and tags start with one, so there is one way to read a formula: one that
+# does not match fails in time linear in its length (never by trying every way to split a run).
+_FORMULA = re.compile(
+    r'<math xmlns="http://www\.w3\.org/1998/Math/MathML" display="(inline|block)"><semantics>'
+    rf"[^<]*(?:<(?:(?:{_BODY_NAMES}){_QUOTED_ATTRS}/?|/(?:{_BODY_NAMES}){_SP}*)>[^<]*)*"
+    r'<annotation encoding="application/x-tex">([^<]*)</annotation></semantics></math>'
 )
-_TEX_ANNOTATION = re.compile(rf"<annotation{_QUOTED_ATTRS}>([^<]*)</annotation>")
-# Cuts a fragment into text, token, text, …, text: a token is a tag candidate (as in `checks`:
-# no "<" or ">" inside) or a formula candidate, from `<math…>` to the next `</math>` with no
-# `<math` or `</math` between. A candidate stops at the next `<math`, so no part of the fragment
-# is scanned twice and the cut is linear in its length.
-_TOKENS = re.compile(r"(<math[^<>]*>(?:[^<]+(?=<)|<(?!/?math))*</math>|<[^<>]*>)")
+# A tag candidate, as `checks.plain_tokens` cuts them: from a "<" to the next ">", no "<" between.
+_TAG_CANDIDATE = re.compile(r"(<[^<>]*>)")
 
-_START, _END, _EMPTY, _TEX = range(4)  # the kinds of `_Token`
+_START, _SKIP_START, _END, _EMPTY, _TEX = range(5)  # the kinds of `_Token`
+_OPENS_HEADING, _CLOSES_HEADING = 1, 2  # `_Token.heading` of an h1-h6 start and end tag
 
 
 class _Token(NamedTuple):
     """What one tag, or one whole formula, does to `_Text`'s state."""
 
-    kind: int  # _START (opens an element), _END, _EMPTY (`<br>`, `<img/>`, display math), _TEX
+    kind: int  # _START opens an element, _SKIP_START one whose content is dropped; _END; _EMPTY
+    # opens nothing (`<br>`, `<img/>`, display math); _TEX is an inline formula
     name: str = ""  # the tag name (lowercased)
     space: str = ""  # added to the text: " " by a block's tags (words stay apart), " … " by display math
     alt: str = ""  # an image's " alt ", added to the text outside skipped content
-    skip: bool = False  # a start tag whose class drops its content
-    heading: bool = False  # h1-h6
+    heading: int = 0  # _OPENS_HEADING, _CLOSES_HEADING or 0
     tex: str = ""  # an inline formula's TeX: added to the text and the heading, even when skipped
+    out: str = ""  # what it adds to the text outside skipped content: space + alt + tex
+
+
+_DISPLAY_MATH = _Token(_EMPTY, "math", " … ", out=" … ")
+
+
+def _cut(prose_html: str) -> list[str]:
+    """`prose_html` as text, token, text, …, text: a token is a tag candidate or a formula
+    candidate, from a `<math` to the next `</math>`. Each `<math` starts one, so the texts and tag
+    candidates hold none, and no part of the fragment is scanned twice. Formulas are found with
+    `str.find`, not scanned tag by tag: they are half of prose."""
+    split = _TAG_CANDIDATE.split
+    pieces: list[str] = []
+    pos = 0
+    while (at := prose_html.find("<math", pos)) >= 0:
+        end = prose_html.find("</math>", at)
+        if end < 0:
+            break  # the `<math` is left in a text, where it sends the fragment to the parser
+        pieces += split(prose_html[pos:at])
+        pos = end + len("</math>")
+        pieces.append(prose_html[at:pos])
+    pieces += split(prose_html[pos:])
+    return pieces
 
 
 @lru_cache(maxsize=4096)
 def _token(source: str) -> _Token | None:
-    """What a token of `_TOKENS` does; None when the parser must read the fragment. Cached: a
+    """What a token of `_cut` does; None when the parser must read the fragment. Cached: a
     section is a few kinds of tag, repeated, and a page has the same formulas in every language."""
     if source.endswith("</math>"):
         return _formula(source)
@@ -194,47 +222,100 @@ def _token(source: str) -> _Token | None:
     name, attrs, kind = plain[1][0]
     space = " " if name in _BLOCKS else ""
     if kind == "end":
-        return _Token(_END, name, space)
+        return _Token(_END, name, space, heading=_CLOSES_HEADING if name in _HEADINGS else 0, out=space)
     attributes = dict(attrs)
-    alt = attributes.get("alt")
-    alt = f" {alt} " if name == "img" and alt else ""
     if kind == "startend" or name in _VOID:
-        # Nothing opens. No void or self-closed tag is both a block and an image, so `_Text`'s
-        # two orders of adding a space and an alt text agree.
-        return _Token(_EMPTY, name, space, alt)
+        # Nothing opens. No such tag is both a block and an image, so `_Text`'s two orders of
+        # adding a space and an alt text (start tag, self-closed tag) agree.
+        alt = attributes.get("alt")
+        alt = f" {alt} " if name == "img" and alt else ""
+        return _Token(_EMPTY, name, space, alt, out=space + alt)
     classes = attributes.get("class")
-    skip = bool(classes) and _has_skipped_class(classes)
-    return _Token(_START, name, space, skip=skip, heading=name in _HEADINGS)
+    kind = _SKIP_START if classes and _has_skipped_class(classes) else _START
+    return _Token(kind, name, space, heading=_OPENS_HEADING if name in _HEADINGS else 0, out=space)
 
 
 def _formula(element: str) -> _Token | None:
-    """A formula candidate as one token, or None when it is not of the form `tex_to_mathml` writes."""
-    m = _MATH_ELEMENT.fullmatch(element)
+    """What a formula candidate does; None when it is not of the form `tex_to_mathml` writes."""
+    m = _FORMULA.fullmatch(element)
     if m is None:
         return None
-    inner = m.group(1)
-    annotation = _TEX_ANNOTATION.search(inner)
-    if annotation is None or inner.count("<annotation") != 1:
-        return None
-    start = plain_tokens(element[:m.start(1)])  # `<math …>`: always plain, being of the form above
-    if start is None:
-        return None
-    if dict(start[1][0].attrs).get("display") == "block":
-        return _Token(_EMPTY, "math", " … ")
-    tex = annotation.group(1)
-    return _Token(_TEX, "math", tex=unescape(tex) if "&" in tex else tex)
+    if m.group(1) == "block":
+        return _DISPLAY_MATH
+    tex = m.group(2)
+    tex = unescape(tex) if "&" in tex else tex
+    return _Token(_TEX, "math", tex=tex, out=tex)
 
 
 def _fast_prose_text(prose_html: str) -> tuple[str, str] | None:
     """`prose_text_strict(prose_html)`, or None when the fragment is not of the plain form: a "<"
     that starts no plain tag or formula, a comment, a raw-text element, MathML outside a formula."""
-    pieces = _TOKENS.split(prose_html)
+    pieces = _cut(prose_html)
     texts = pieces[::2]
-    if "<" in "".join(texts):
-        return None
+    joined = "".join(texts)
+    if "<" in joined:
+        return None  # a "<" that starts no tag or formula
     tokens = list(map(_token, pieces[1::2]))
     if not all(tokens):
         return None
+    if "&" in joined:
+        pieces[::2] = texts = [unescape(text) if "&" in text else text for text in texts]
+    if _nested(tokens):
+        return _static_text(pieces, tokens)
+    return _walk(texts, tokens)
+
+
+def _nested(tokens: list[_Token]) -> bool:
+    """Whether each end tag closes the element opened last and no element drops its content:
+    then no end tag is stray or closes more than its own element, and nothing is skipped."""
+    stack = [""]  # "" matches no end tag
+    push, pop = stack.append, stack.pop
+    for token in tokens:
+        kind = token.kind
+        if kind == _START:
+            push(token.name)
+        elif kind == _END:
+            if pop() != token.name:
+                return False
+        elif kind == _SKIP_START:
+            return False
+    return True
+
+
+_OUT = attrgetter("out")
+_HEADING = attrgetter("heading")
+
+
+def _static_text(pieces: list[str], tokens: list[_Token]) -> tuple[str, str]:
+    """`_walk` of `_nested` tokens, `pieces` being the texts (unescaped) and the tokens' sources:
+    each text is kept and each token adds its `out`."""
+    heading = _static_heading(pieces[::2], tokens) if _OPENS_HEADING in map(_HEADING, tokens) else ""
+    pieces[1::2] = map(_OUT, tokens)
+    return heading, _squash("".join(pieces))
+
+
+def _static_heading(texts: list[str], tokens: list[_Token]) -> str:
+    """The first heading of `_nested` tokens: from a heading start tag to the first heading end
+    tag after it (one opened inside it closes first), its texts and inline TeX; an empty one does
+    not count."""
+    headings = list(map(_HEADING, tokens))
+    end = -1
+    while True:
+        try:
+            start = headings.index(_OPENS_HEADING, end + 1)
+            end = headings.index(_CLOSES_HEADING, start + 1)
+        except ValueError:
+            return ""  # no more headings, or one never closed
+        inside = [texts[start + 1]]
+        for i in range(start + 1, end):
+            inside += (tokens[i].tex, texts[i + 1])
+        heading = _squash("".join(inside))
+        if heading:
+            return heading
+
+
+def _walk(texts: list[str], tokens: list[_Token]) -> tuple[str, str]:
+    """`_Text`'s steps for `tokens` with `texts` (unescaped) between them."""
     parts: list[str] = []
     append = parts.append
     heading = ""
@@ -242,29 +323,26 @@ def _fast_prose_text(prose_html: str) -> tuple[str, str] | None:
     skip_depth = 0  # open elements whose content is dropped
     stack: list[_Token] = []  # open elements
     for text, token in zip(texts, tokens):
-        # The steps below are `_Text`'s handlers, with the attribute work done in `_token`.
         if text and not skip_depth:
-            if "&" in text:
-                text = unescape(text)
             append(text)
             if heading_parts is not None:
                 heading_parts.append(text)
         kind = token.kind
-        if kind == _START:
+        if kind == _START or kind == _SKIP_START:
             if token.space:
                 append(" ")
             if token.heading and heading_parts is None and not heading and not skip_depth:
                 heading_parts = []
             stack.append(token)
-            if token.skip:
+            if kind == _SKIP_START:
                 skip_depth += 1
         elif kind == _END:
             name = token.name
-            if not (stack and stack[-1].name == name) and all(t.name != name for t in stack):
+            if all(opened.name != name for opened in stack):
                 continue  # a stray end tag closes nothing
-            while True:  # close what is open up to the matching start tag
+            while True:  # close what is open, up to the element it ends
                 opened = stack.pop()
-                if opened.skip:
+                if opened.kind == _SKIP_START:
                     skip_depth -= 1
                 if opened.heading and heading_parts is not None:
                     heading = _squash("".join(heading_parts))
@@ -282,9 +360,8 @@ def _fast_prose_text(prose_html: str) -> tuple[str, str] | None:
             append(token.tex)
             if heading_parts is not None:
                 heading_parts.append(token.tex)
-    text = texts[-1]
-    if text and not skip_depth:
-        append(unescape(text) if "&" in text else text)
+    if texts[-1] and not skip_depth:
+        append(texts[-1])
     return heading, _squash("".join(parts))
 
 

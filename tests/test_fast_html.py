@@ -2,10 +2,11 @@
 
 `checks.summarize_html` reads the small, regular HTML of translation keys and values with a regular
 expression tokenizer and falls back to `html.parser` for anything it does not fully understand;
-`search_index.prose_text` cuts MathML down to its TeX annotation and reads the result with the same
-tokenizer; `sanitize` uses one prebuilt nh3 cleaner. Each is compared here with its reference
+`search_index.prose_text` cuts prose into texts, tags and whole formulas and drives the text
+extractor's state machine itself (a fixed text per token for nested prose, its steps in one loop
+for the rest); `sanitize` uses one prebuilt nh3 cleaner. Each is compared here with its reference
 (`summarize_html_strict`, `prose_text_strict`, a per-call `nh3.clean`) on random HTML (hypothesis),
-on the XSS vectors, on fixtures in the key format and on the project's own translations.
+on the XSS vectors, on fixtures in the key format and on the project's own prose and translations.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import json
 import re
 import threading
 import time
+from html import unescape
 from pathlib import Path
 
 import nh3
@@ -350,24 +352,71 @@ def test_prose_text_equals_the_parser_on_any_html(html):
     assert prose_text(html) == prose_text_strict(html), html
 
 
-def test_math_is_compacted_to_its_annotation():
+# Prose shaped to reach every branch of the loop that replays the parser's steps: headings (empty,
+# nested, never closed, closed by an outer end tag), skipped content (with math and images inside),
+# stray and implicit end tags, void and self-closed tags, entities.
+WALK_PIECES = MATHML + [
+    "<h1>", "</h1>", "<h2>", "</h2>", "<H3>", "</h3>", "<h2></h2>", "<h2/>", "<div>", "</div>",
+    "<p>", "</p>", "<P>", "<li>", "</li>", "<ul>", "</ul>", "<span>", "</span>", "<em>", "</em>",
+    '<span class="untranslated-marker">', '<div class="section-link x">', '<p class="">',
+    '<span class="a untranslated-marker">', "<br>", "<br/>", "</br>", "<hr>", "<p/>",
+    '<img alt="A figure">', '<img alt="x"/>', "<img alt>", '<img alt="a &amp; b">',
+    '<code class="highlight"><span class="n">x</span></code>', "Title", " words ", "\n", "&amp;",
+    "&lt;b&gt;", "中文", "",
+]
+
+
+HEADING_PIECES = ["<h2>", "</h2>", "<h3>", "</h3>", "<h2></h2>", "<h3> </h3>", "</div>"]
+
+
+@SETTINGS
+@given(st.lists(st.one_of(st.sampled_from(WALK_PIECES), st.sampled_from(HEADING_PIECES)), max_size=16)
+       .map("".join))
+def test_both_fast_routes_equal_the_parser(html):
+    fast = search_index._fast_prose_text(html)
+    assert fast is not None, html  # all of these pieces are of the plain form
+    assert fast == prose_text_strict(html), html
+    # The general loop must also agree on nested prose, which normally takes the fixed-text route.
+    assert search_index._walk(*_texts_and_tokens(html)) == fast, html
+
+
+def _texts_and_tokens(html: str) -> tuple[list[str], list]:
+    pieces = search_index._cut(html)
+    tokens = [search_index._token(source) for source in pieces[1::2]]
+    texts = [unescape(text) for text in pieces[::2]]
+    return texts, tokens
+
+
+def test_a_formula_is_one_token_with_its_tex():
+    inline, display = search_index._formula(MATHML[1]), search_index._formula(MATHML[2])
+    assert inline.kind == search_index._TEX and inline.tex == r"\frac{a}{b} < c \& x"
+    assert display.kind == search_index._EMPTY and display.out == " … "
     html = "<p>Divide by " + MATHML[1] + " and " + MATHML[2] + "</p>"
-    compact, formulas = search_index._compact_math(html)
-    assert formulas == 2 and "<mi>" not in compact and "<semantics>" not in compact
-    assert r"<annotation>\frac{a}{b} &lt; c \&amp; x</annotation></math>" in compact
+    assert search_index._cut(html)[1::2] == ["<p>", MATHML[1], MATHML[2], "</p>"]
     assert prose_text(html) == prose_text_strict(html) == ("", r"Divide by \frac{a}{b} < c \& x and …")
-    # A formula not of the form tex_to_mathml writes: nothing is compacted
-    odd = '<p><math display="inline"><mi title="a>b">x</mi></math></p>'
-    assert search_index._compact_math(odd) == (odd, 0)
+
+
+@pytest.mark.parametrize("odd", [
+    '<math display="inline"><mi title="a>b">x</mi></math>',  # not as tex_to_mathml writes it
+    MATHML[0].replace("</annotation>", "</annotation><annotation>b</annotation>"),  # two annotations
+    MATHML[0].replace("<mi>", "<p>", 1),  # a block inside: its space would be kept
+    MATHML[0].replace("<mi>", "<math>", 1),  # a formula inside a formula
+    MATHML[0].replace("<mi>", "<!-- </math> -->", 1),
+    MATHML[0].replace('display="inline"', "display='inline'"),
+    MATHML[0][:-len("</math>")],  # never closed
+])
+def test_a_formula_not_of_that_form_is_left_to_the_parser(odd):
+    html = f"<p>a {odd} b</p>"
+    assert search_index._fast_prose_text(html) is None
+    assert prose_text(html) == prose_text_strict(html)
 
 
 def test_mathml_outside_a_formula_is_read_by_the_parser(monkeypatch):
     # The stray `</mrow>` inside the formula closes the `<mrow>` opened before it, and the math
-    # with it, so "z" is text; compacting drops it. The tag outside must send this to the parser.
+    # with it, so "z" is text; reading the formula as its TeX would drop it. The tag outside must
+    # send this to the parser.
     html = ('<p><mrow>a <math display="inline"><semantics><annotation encoding="application/x-tex">'
             "x</annotation></mrow><mi>z</mi></semantics></math> b</mrow></p>")
-    compact, formulas = search_index._compact_math(html)
-    assert formulas == 1 and prose_text_strict(compact) != prose_text_strict(html)
     strict_calls = []
     monkeypatch.setattr(search_index, "prose_text_strict",
                         lambda h: strict_calls.append(h) or prose_text_strict(h))
@@ -388,7 +437,7 @@ def test_the_projects_prose_gives_the_same_text():
     langs = {p.name.split(".")[-2] for p in (ROOT / "translations").rglob("*.json")
              if not p.name.endswith((".fuzzy.json", ".stale.json"))}
     assert langs, "the tutorial has translations"
-    seen = fast = 0
+    formulas = fast = 0
     for path in sources:
         rel = path.relative_to(ROOT / "source").as_posix()
         data = analyse(rel, rel, path.read_text(encoding="utf-8"))
@@ -397,12 +446,13 @@ def test_the_projects_prose_gives_the_same_text():
             catalog = Catalog.load(catalog_path, lang) if lang != "en" else None
             for section in localize(data, lang, catalog, "Not yet translated").sections:
                 html = section.prose_html
-                assert prose_text(html) == prose_text_strict(html)
-                compact, formulas = search_index._compact_math(html)
-                seen += formulas
-                fast += checks.plain_tokens(compact) is not None
-    assert seen > 0  # the tutorial has math, so the compaction was exercised
-    assert fast > 0  # and the fast path, not just the parser
+                strict = prose_text_strict(html)
+                assert prose_text(html) == strict
+                if search_index._fast_prose_text(html) is not None:
+                    fast += 1
+                    assert search_index._walk(*_texts_and_tokens(html)) == strict
+                    formulas += html.count("<math")
+    assert fast > 0 and formulas > 0  # the fast path was taken, formulas and all
 
 
 # --------------------------------------------------------------------------------------------

@@ -581,6 +581,156 @@ def test_deep_nesting_is_refused_or_converted_never_a_recursion_error(depth: int
         assert validate_mathml(markup, expected_tex=tex) == []
 
 
+# The fast port of latex2mathml's walker and converter (_walk_fast, _FastConverter) must build what
+# latex2mathml builds. Templates put every token latex2mathml names in the positions that matter:
+# alone, with arguments, as a script base or script, in a font, a style, a table, a \left … \right.
+_PORT_TEMPLATES = [
+    ["T"], ["T", "x"], ["T", "{", "x", "}", "{", "y", "}"], [r"\sum", "T", "_", "i"], ["x", "_", "T", "^", "2"],
+    ["T", "_", "a", "^", "b"], ["T", "'", "'"], ["{", "T", "}", "^", "{", "x", "}"], [r"\left", "(", "T", r"\right", ")"],
+    ["T", "(", "x", "y", ")"], [r"\mathbf", "{", "T", "x", "}"], [r"\rm", "T", "x"], [r"\displaystyle", "T", "x"],
+    [r"\begin{matrix}", "T", "&", "x", r"\end{matrix}"], [r"\sqrt", "[", "T", "]", "{", "x", "}"], [r"\frac", "T", "x"],
+    ["T", r"\limits", "_", "x"], ["x", "^", r"\prime", "'", "T"], [r"\hat", "T"], [r"\text", "T"], [r"\Big", "T"],
+]  # fmt: skip
+
+
+def _port_tokens() -> list[str]:
+    from latex2mathml import commands, converter
+
+    from labml_site.math import _WALK_KINDS
+
+    return sorted({*_WALK_KINDS, *converter.OPERATORS, *converter.MOVABLE_LIMIT_TEXTS, *commands.CONVERSION_MAP})
+
+
+def _walked_both_ways(tokens: list[str], block: bool) -> tuple[object, object]:
+    """(latex2mathml's nodes or exception type, the port's nodes, "declined" or exception type)."""
+    from latex2mathml import walker
+
+    from labml_site.math import _Unsupported, _walk_fast
+
+    try:
+        theirs: object = walker._walk(iter(tokens), block=block, macros={})
+    except Exception as error:
+        theirs = type(error)
+    try:
+        ours: object = _walk_fast(iter(tokens), block=block)
+    except _Unsupported:
+        ours = "declined"
+    except Exception as error:
+        ours = type(error)
+    return theirs, ours
+
+
+def _converted_nodes(converter_class: type, nodes: list, mode: str) -> object:
+    math = ElementTree.Element("math")
+    try:
+        converter_class(display=mode)._convert_group(iter(nodes), ElementTree.SubElement(math, "mrow"))
+    except Exception as error:
+        return type(error), str(error)
+    return ElementTree.tostring(math, encoding="unicode")
+
+
+def _assert_port_agrees(tokens: list[str], block: bool) -> bool:
+    """The port builds latex2mathml's nodes and elements wherever it succeeds; True if it did."""
+    from latex2mathml.converter import Converter
+
+    from labml_site.math import _FastConverter
+
+    theirs, ours = _walked_both_ways(tokens, block)
+    if not isinstance(ours, list):
+        return False  # declined or failed: _convert hands the whole formula to latex2mathml
+    assert ours == theirs, tokens
+    mode = "block" if block else "inline"
+    assert _converted_nodes(_FastConverter, ours, mode) == _converted_nodes(Converter, ours, mode), tokens
+    return True
+
+
+def test_port_builds_latex2mathmls_tree_for_every_command_it_knows() -> None:
+    ported = 0
+    for token in _port_tokens():
+        for template in _PORT_TEMPLATES:
+            tokens = [token if piece == "T" else piece for piece in template]
+            for block in (False, True):
+                ported += _assert_port_agrees(tokens, block)
+    assert ported > 10_000  # most of them take the port, not the fallback
+
+
+@pytest.mark.parametrize("tex", TUTORIAL_FORMULAS + SUPPORTED)
+def test_port_builds_latex2mathmls_tree_for_the_tutorial(tex: str) -> None:
+    from labml_site.math import _prepare, _tokenize
+
+    tokens = _tokenize(_prepare(tex))
+    for block in (False, True):
+        ported = _assert_port_agrees(tokens, block)
+        # The constructs a tutorial uses are ported (tables and \color are left to latex2mathml).
+        assert ported or any(token.startswith((r"\begin", r"\color")) for token in tokens), tex
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_port_tokens() + list("xy12+=()[]&'_^") + ["{", "}"] * 6), max_size=12), st.booleans())
+def test_port_agrees_with_latex2mathml_on_any_tokens(tokens: list[str], block: bool) -> None:
+    _assert_port_agrees(tokens, block)
+
+
+def _outcome(convert) -> object:
+    try:
+        return ElementTree.tostring(convert(), encoding="unicode")
+    except Exception as error:
+        return type(error), str(error)
+
+
+@pytest.mark.parametrize("tex", [r"a \over b", r"\color{red} x", r"\not= \hspace{1em}", "x_a_b", r"\frac{a}", r"\sqrt"])
+@pytest.mark.parametrize("mode", ["block", "inline"])
+def test_declined_or_malformed_formulas_convert_as_latex2mathml_does(tex: str, mode: str) -> None:
+    from latex2mathml.converter import Converter
+
+    from labml_site.math import _convert, _prepare, _tokenize
+
+    prepared = _prepare(tex)
+    ours = _outcome(lambda: _convert(_tokenize(prepared), mode))
+    assert ours == _outcome(lambda: Converter(display=mode).convert_to_element(prepared))
+
+
+@pytest.mark.parametrize("tex", TUTORIAL_FORMULAS[:200] + SUPPORTED)
+def test_checked_serialisation_is_the_plain_serialisation(tex: str) -> None:
+    from labml_site.math import _serialise_checked
+
+    markup = tex_to_mathml(tex, True)
+    # A parsed tree holds the namespace in its tags, not as an xmlns attribute.
+    assert _serialise_checked(_unqualified(markup)) == (markup.replace(f' xmlns="{MATHML_NS}"', "", 1), True)
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        _wrap("<mrow><mo><mrow><mi>s</mi></mrow></mo></mrow>"),
+        _wrap("<mrow><div>x</div></mrow>"),
+        _wrap("<mfrac><mi>a</mi></mfrac>"),
+        _wrap("<msub><mi>a</mi></msub>"),
+        _wrap('<mrow onclick="x()"><mi>x</mi></mrow>'),
+        _wrap("<mtable><mtd><mi>x</mi></mtd></mtable>"),
+        _wrap("<mrow>bare</mrow>"),
+        _wrap("<mrow><mi>x</mi>tail</mrow>"),
+        _wrap('<mrow class="other"><mi>x</mi></mrow>'),
+        _wrap('<menclose notation="circle"><mi>x</mi></menclose>'),
+        _wrap("<mrow><math><mi>x</mi></math></mrow>"),
+    ],
+)
+def test_checked_serialisation_fails_where_the_tree_check_does(markup: str) -> None:
+    from labml_site.math import _serialise_checked, _tree_problems
+
+    tree = _unqualified(markup)
+    assert _tree_problems(tree, prefix="")
+    assert _serialise_checked(tree)[1] is False
+
+
+def test_checked_serialisation_refuses_a_namespace_declaration_below_the_root() -> None:
+    from labml_site.math import _serialise_checked
+
+    root = _unqualified(_wrap("<mrow><mi>x</mi></mrow>"))
+    root.find("semantics/mrow/mi").set("xmlns", "http://www.w3.org/1999/xhtml")
+    assert _serialise_checked(root)[1] is False
+
+
 @pytest.mark.parametrize(
     "tex,column,fragment",
     [

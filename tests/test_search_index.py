@@ -12,7 +12,7 @@ from labml_site.builder import BuildConfig, build
 from labml_site.localize import localize
 from labml_site.pages import analyse
 from labml_site.prose import placeholder
-from labml_site.search_index import Entry, entries, index_js, parse_index_js, prose_text
+from labml_site.search_index import Entry, entries, index_js, parse_index_js, prose_text, prose_text_strict
 
 from conftest import write_json, write_tree
 
@@ -73,6 +73,27 @@ def test_index_text_of_a_page_with_math_has_the_tex_and_no_mathml():
 
 def test_stray_end_tags_do_not_lose_text():
     assert prose_text("<p>one</span> two</p></div><p>three</p>")[1] == "one two three"
+
+
+@pytest.mark.parametrize("html, expected", [
+    # The heading is the first one with text; a display formula is not part of it, inline TeX is.
+    ('<h2></h2><p>a</p><h3>Real <math xmlns="http://www.w3.org/1998/Math/MathML" display="inline">'
+     '<semantics><mi>α</mi><annotation encoding="application/x-tex">\\alpha</annotation></semantics>'
+     "</math></h3><h2>Later</h2>", ("Real \\alpha", "a Real \\alpha Later")),
+    # An end tag that closes the heading's parent closes the heading too.
+    ("<div><h2>Title</div>more</h2> text", ("Title", "Title more text")),
+    ("<h2>Open heading <p>never closed", ("", "Open heading never closed")),
+    ("<h2>A<br>B</h2>", ("AB", "A B")),  # a line break parts the words of the text only
+    ('<div class="untranslated"><span class="untranslated-marker">Not yet</span><h2>Head</h2>'
+     "<p>Body</p></div>", ("Head", "Head Body")),
+    ("<ul><li>a<li>b</ul>c", ("", "a b c")),
+    ("<p>x &amp; y &lt;z&gt;</p>", ("", "x & y <z>")),
+    ('<p>see <img src="a.png" alt="a plot"> here</p>', ("", "see a plot here")),
+    ('<p><span class="section-link"><img alt="skipped"> gone</span>kept</p>', ("", "kept")),
+])
+def test_prose_text_reads_headings_blocks_and_skipped_content(html, expected):
+    assert prose_text(html) == expected
+    assert prose_text_strict(html) == expected  # the parser-driven reference agrees
 
 
 def test_index_js_assigns_a_global_and_round_trips():
