@@ -30,6 +30,11 @@ def valid_lists(fragment: str) -> str:
     return _EMPTY_LIST.sub("", _PARAGRAPH_IN_LIST.sub(r"</ul>\1", fragment))
 
 
+# What one block shows in a language: ("translated", the translation's HTML with placeholders
+# still unfilled), ("english", "") for the base language, or (why it is untranslated, "").
+BlockText = tuple[str, str]
+
+
 @dataclass(frozen=True)
 class LocalSection:
     id: str
@@ -39,6 +44,7 @@ class LocalSection:
     code_end: int
     translated: bool  # every block of this section is in the reader's language
     has_prose: bool
+    texts: tuple[BlockText, ...] = ()  # what prose_html is made of (`section_html`), per block
 
 
 @dataclass
@@ -77,15 +83,30 @@ def _untranslated(block: BlockData, marker: str, status: str) -> str:
     )
 
 
+def section_html(blocks: tuple[BlockData, ...], texts: tuple[BlockText, ...], marker: str) -> str:
+    """A section's prose in a language: each block's text with the page's placeholders filled
+    in. Kept apart from `localize` so that texts are cached and sent between processes without
+    the MathML and code, which the page data already holds once for every language."""
+    parts = []
+    for block, (status, translation) in zip(blocks, texts):
+        if status == "translated":
+            parts.append(fill(translation, block.placeholders))
+        elif status == "english":
+            parts.append(block.english)
+        else:
+            parts.append(_untranslated(block, marker, status))
+    return valid_lists("".join(parts))
+
+
 def localize(page: PageData, lang: str, catalog: Catalog | None, marker: str) -> LocalPage:
     """The page in `lang`. With no catalog (the base language) everything is the English."""
     counts: dict[str, int] = {"translated": 0, "missing": 0, "invalid": 0, "fuzzy": 0}
     findings: list[Finding] = []
     if catalog is None:
-        sections = [
-            LocalSection(s.id, valid_lists("".join(b.english for b in s.blocks)), s.code_html, s.code_start, s.code_end, True, s.has_prose)
-            for s in page.sections
-        ]
+        sections = []
+        for s in page.sections:
+            texts = (("english", ""),) * len(s.blocks)
+            sections.append(LocalSection(s.id, section_html(s.blocks, texts, marker), s.code_html, s.code_start, s.code_end, True, s.has_prose, texts))
         return LocalPage(page, lang, page.title, page.summary, sections, {}, [])
 
     def text(key: str) -> str:
@@ -97,16 +118,16 @@ def localize(page: PageData, lang: str, catalog: Catalog | None, marker: str) ->
 
     sections = []
     for s in page.sections:
-        parts = []
-        all_translated = True
+        texts: list[BlockText] = []
         for block in s.blocks:
             found = catalog.lookup(block.key)
             findings.extend(found.findings)
             counts[found.status] = counts.get(found.status, 0) + 1
             if found.status == "translated" and found.html is not None:
-                parts.append(fill(found.html, block.placeholders))
+                texts.append(("translated", found.html))
             else:
-                all_translated = False
-                parts.append(_untranslated(block, marker, found.status))
-        sections.append(LocalSection(s.id, valid_lists("".join(parts)), s.code_html, s.code_start, s.code_end, all_translated, s.has_prose))
+                texts.append((found.status, ""))
+        translated = all(status == "translated" for status, _ in texts)
+        html_ = section_html(s.blocks, tuple(texts), marker)
+        sections.append(LocalSection(s.id, html_, s.code_html, s.code_start, s.code_end, translated, s.has_prose, tuple(texts)))
     return LocalPage(page, lang, text(page.title), text(page.summary), sections, counts, findings)

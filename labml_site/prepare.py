@@ -20,7 +20,7 @@ from .config import BuildConfig
 from .findings import Finding
 from .heads import PageHead, TextHead, page_head, text_head
 from .i18n import load_ui
-from .localize import LocalPage, LocalSection, localize
+from .localize import BlockText, LocalPage, LocalSection, localize, section_html
 from .pages import PageData, analyse
 from .structure import SiteFiles, SourceFile, translation_path
 from .translations import Catalog, fuzzy_path
@@ -49,38 +49,43 @@ PARALLEL_MIN_FILES = 24  # below this, starting workers costs more than it saves
 
 @dataclass(frozen=True)
 class LocalText:
-    """A page in one language without its code: what `localize` produced, in a form that is
-    cheap to cache and to send between processes. Code is left out because linking (which
-    depends on every page) changes it after this is computed."""
+    """A page in one language without its code and placeholders: what `localize` produced, in a
+    form that is cheap to cache and to send between processes. Code is left out because linking
+    (which depends on every page) changes it after this is computed; the placeholders' MathML and
+    code because the page data holds them once for all languages (`local_page` fills them in)."""
 
     title: str
     summary: str
-    sections: tuple[tuple[str, bool], ...]  # (prose HTML, every block translated) per section
+    sections: tuple[tuple[tuple[BlockText, ...], bool], ...]  # (each block's text, all translated) per section
     counts: dict[str, int]
     findings: tuple[Finding, ...]  # lookups' findings
     catalog_findings: tuple[Finding, ...]  # the translation file's own (load-time) findings
     search_url: str | None = None  # the URL `search` was computed for; None: not published
     search_rows: str = ""  # this page's search_index entries in this language, as rows of the index
+    marker: str = ""  # "Not yet translated" in this language, shown on untranslated blocks
 
 
-def local_text(page: LocalPage, catalog_findings: Iterable[Finding] = (), search_url: str | None = None, search: Iterable = ()) -> LocalText:
+def local_text(
+    page: LocalPage, catalog_findings: Iterable[Finding] = (), search_url: str | None = None, search: Iterable = (), marker: str = ""
+) -> LocalText:
     return LocalText(
         page.title,
         page.summary,
-        tuple((s.prose_html, s.translated) for s in page.sections),
+        tuple((s.texts, s.translated) for s in page.sections),
         dict(page.counts),
         tuple(page.findings),
         tuple(catalog_findings),
         search_url,
         search_index.rows(search),
+        marker,
     )
 
 
 def local_page(data: PageData, lang: str, text: LocalText) -> LocalPage:
     """The `LocalPage` that `localize` returns, rebuilt around (possibly linked) page data."""
     sections = [
-        LocalSection(s.id, prose, s.code_html, s.code_start, s.code_end, translated, s.has_prose)
-        for s, (prose, translated) in zip(data.sections, text.sections)
+        LocalSection(s.id, section_html(s.blocks, texts, text.marker), s.code_html, s.code_start, s.code_end, translated, s.has_prose, texts)
+        for s, (texts, translated) in zip(data.sections, text.sections)
     ]
     return LocalPage(data, lang, text.title, text.summary, sections, dict(text.counts), list(text.findings))
 
@@ -162,7 +167,7 @@ def _prepare_file(job: _FileJob, store: build_cache.ObjectStore | None) -> _File
         catalog = Catalog.load(Path(lj.catalog), lj.lang) if lj.catalog is not None else None
         page = localize(data, lj.lang, catalog, lj.marker)
         search = search_index.entries({job.rel: page}, {job.rel: job.url}) if published else []
-        text = local_text(page, catalog.findings if catalog else (), job.url if published else None, search)
+        text = local_text(page, catalog.findings if catalog else (), job.url if published else None, search, lj.marker)
         texts[lj.lang] = text
         # Cache it only if the translation file is still what the key was computed from.
         if store is not None and (lj.catalog is None or build_cache.FileDigests().digest_of(_catalog_files(Path(lj.catalog))) == lj.catalog_digest):
