@@ -481,12 +481,14 @@ def render_code(lines: Sequence[str], first_line: int) -> str:
     """A section's code as a table-free block: one row per line with its real line number.
 
     Line numbers are CSS-generated from a data attribute so copying code never copies them.
+    Code that scrolls sideways must be reachable by keyboard: every block is focusable, and
+    site.js drops the tab stop from blocks that turn out not to scroll.
     """
     rows = []
     for offset, line_html in enumerate(lines):
         number = first_line + offset
         rows.append(f'<span class="line" data-line="{number}">{line_html or " "}</span>')
-    return '<pre class="highlight code"><code>' + "\n".join(rows) + "</code></pre>"
+    return '<pre class="highlight code" tabindex="0"><code>' + "\n".join(rows) + "</code></pre>"
 
 
 _PAGE_OWNED = (".highlight {", "pre {", "td.", "span.linenos", "span.lineno", ".highlight .hll")

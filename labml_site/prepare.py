@@ -242,23 +242,17 @@ def prepare_pages(
     cores = os.cpu_count() or 1
     workers = min(config.jobs or cores, len(jobs)) if config.jobs or len(jobs) >= PARALLEL_MIN_FILES else 1
     if workers <= 1:
-        results = [_prepare_file(job, store) for job in jobs]
+        for job in jobs:
+            _take_result(prepared, cache, stats, job, _prepare_file(job, store))
     else:
         stats.workers = workers
-        # Largest files first, in small chunks, so the workers finish together.
+        # Largest files first, in small chunks, so the workers finish together; results are
+        # taken in as they come, while the workers go on.
         jobs.sort(key=lambda job: len(job.source), reverse=True)
         with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context()) as pool:
             chunk = max(1, min(4, len(jobs) // (workers * 16)))
-            results = list(pool.map(_prepare_job, [(job, store) for job in jobs], chunksize=chunk))
-    for job, result in zip(jobs, results):
-        if result.data is not None:
-            _take_page(prepared, cache, stats, job.rel, job.key, result.data)
-        if result.notebook is not None:
-            prepared.notebooks[job.rel] = result.notebook
-        data = prepared.pages[job.rel]
-        for lj in job.langs:
-            _take_text(prepared, cache, job.rel, lj, result.texts[lj.lang], data)
-        stats.localized += len(job.langs)
+            for job, result in zip(jobs, pool.map(_prepare_job, [(job, store) for job in jobs], chunksize=chunk)):
+                _take_result(prepared, cache, stats, job, result)
     prepared.heads = {f.rel: prepared.heads[f.rel] for f in files.pages}
     return prepared
 
@@ -270,6 +264,17 @@ def source_of(prepared: Prepared, rel: str) -> bytes:
     if source is None or build_cache.digest(source) != prepared.source_digests[rel]:
         raise FileNotFoundError(f"{path} changed or disappeared during the build; rebuild")
     return source
+
+
+def _take_result(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, job: _FileJob, result: _FileResult) -> None:
+    if result.data is not None:
+        _take_page(prepared, cache, stats, job.rel, job.key, result.data)
+    if result.notebook is not None:
+        prepared.notebooks[job.rel] = result.notebook
+    data = prepared.pages[job.rel]
+    for lj in job.langs:
+        _take_text(prepared, cache, job.rel, lj, result.texts[lj.lang], data)
+    stats.localized += len(job.langs)
 
 
 def _take_page(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, key: str, data: PageData) -> None:
