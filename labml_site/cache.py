@@ -30,6 +30,7 @@ import os
 import pickle
 import sys
 import tempfile
+import time
 import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -78,6 +79,9 @@ def read_bytes(path: Path) -> bytes | None:
         return None
 
 
+_RACY_NS = 2_000_000_000  # files changed less than this long ago are not remembered
+
+
 class FileDigests:
     """path → digest of the file's bytes, remembered (in `memory`, the cache's heads) with the
     file's size, times and inode so an unchanged file is not read again on the next build (the
@@ -102,7 +106,10 @@ class FileDigests:
             if data is None:
                 return self.MISSING
             known = (signature, digest(data))
-            if self.memory is not None:
+            # File times are coarse (a clock tick): a file written moments ago could be written
+            # again within the same tick, size unchanged, and look untouched. Such a file is
+            # read again next time (git's rule for "racy" entries).
+            if self.memory is not None and time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_NS:
                 self.memory.set_head(key, known)
         return known[1]
 

@@ -505,3 +505,33 @@ def test_each_language_names_the_site_in_that_language(tmp_path):
     assert 'content="Home of the toys"' in text(out / "toy/page.html")
     assert 'content="玩具之家"' in text(out / "zh/toy/page.html")
     assert "玩具教程" in text(out / "zh/toy/page.html")  # the folder's title in the breadcrumbs
+
+
+def test_file_digests_read_a_file_again_only_when_it_may_have_changed(tmp_path, monkeypatch):
+    out = tmp_path / "site"
+    path = tmp_path / "a.txt"
+    path.write_text("one", encoding="utf-8")
+    reads: list[Path] = []
+    real_read = build_cache.read_bytes
+    monkeypatch.setattr(build_cache, "read_bytes", lambda p: reads.append(Path(p)) or real_read(p))
+
+    def digest_in_a_new_build() -> str:
+        cache = build_cache.BuildCache.open(out)
+        found = cache.files.digest(path)
+        cache.save_heads()
+        return found
+
+    monkeypatch.setattr(build_cache, "_RACY_NS", -1)  # as if the file was written long ago
+    first = digest_in_a_new_build()
+    assert first == build_cache.digest(b"one") and reads.count(path) == 1
+    assert digest_in_a_new_build() == first and reads.count(path) == 1  # remembered: not read again
+    path.write_text("two", encoding="utf-8")  # same size, new times and content
+    assert digest_in_a_new_build() == build_cache.digest(b"two") and reads.count(path) == 2
+    # A file changed within the racy window could change again within the same clock tick with
+    # the same size and times: it is read every time until it is older.
+    monkeypatch.setattr(build_cache, "_RACY_NS", 3600 * 10**9)
+    path.write_text("six", encoding="utf-8")
+    assert digest_in_a_new_build() == build_cache.digest(b"six") and reads.count(path) == 3
+    assert digest_in_a_new_build() == build_cache.digest(b"six") and reads.count(path) == 4
+    path.unlink()
+    assert digest_in_a_new_build() == build_cache.FileDigests.MISSING
