@@ -20,9 +20,11 @@ emphasis); a new construct is a new function. The module is pure and cheap: it r
 """
 from __future__ import annotations
 
+import bisect
 import html
 import re
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import PurePath
 from typing import Callable, Sequence
 
@@ -67,20 +69,14 @@ class _Lines:
     """Maps an offset in the prose to its source line (via Section.prose_lines)."""
 
     def __init__(self, prose: str, prose_lines: Sequence[int]):
-        self._starts = [0] + [m.end() for m in re.finditer("\n", prose)]
+        self._starts = list(accumulate((len(line) + 1 for line in prose.split("\n")[:-1]), initial=0))
         self._lines = list(prose_lines)
 
     def line(self, offset: int) -> int:
         if not self._lines:
             return 0
-        lo, hi = 0, len(self._starts) - 1
-        while lo < hi:  # last line start <= offset
-            mid = (lo + hi + 1) // 2
-            if self._starts[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid - 1
-        return self._lines[min(lo, len(self._lines) - 1)]
+        index = max(bisect.bisect_right(self._starts, offset) - 1, 0)  # last line start <= offset
+        return self._lines[min(index, len(self._lines) - 1)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,51 +175,56 @@ def inline_rule(fn: InlineRule) -> InlineRule:
     return fn
 
 
+_PARENS_RE = re.compile(r"[()]")
+_BRACKETS_RE = re.compile(r"[\[\]]")
+_TITLED_URL_RE = re.compile(r'^(\S*)\s+&quot;(.*)&quot;$', re.S)
+_SPACE_RE = re.compile(r"\s")
+
+
+def _closing(text: str, i: int, delimiters: re.Pattern[str]) -> int:
+    """Index of the delimiter that closes the one opening at text[i], counting nested pairs;
+    -1 when it is never closed. Jumps between delimiters: URLs and labels are mostly neither."""
+    opener, depth = text[i], 0
+    for m in delimiters.finditer(text, i):
+        if text[m.start()] == opener:
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return m.start()
+    return -1
+
+
 def _link_end(text: str, i: int) -> "tuple[str, str | None, int] | None":
     """Parse `(url "title")` at text[i] with balanced parentheses inside the URL, like
     Python-Markdown; returns (url, title, end) or None (then it is not a link)."""
-    depth, j = 0, i
-    while j < len(text):
-        c = text[j]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                break
-        j += 1
-    else:
+    j = _closing(text, i, _PARENS_RE)
+    if j < 0:
         return None
     inner = text[i + 1:j].strip()
     title = None
-    m = re.match(r'^(\S*)\s+&quot;(.*)&quot;$', inner, re.S)
+    m = _TITLED_URL_RE.match(inner)
     if m:
         inner, title = m.group(1), m.group(2)
     if inner.startswith("<") and inner.endswith(">"):
         inner = inner[1:-1]
-    if re.search(r"\s", inner) or inner.count("(") != inner.count(")"):
+    if _SPACE_RE.search(inner) or inner.count("(") != inner.count(")"):
         return None
     return inner, title, j + 1
 
 
 @inline_rule
 def _links(text: str) -> str:
+    if "[" not in text:
+        return text
     out: list[str] = []
     i = 0
     while True:
         start = text.find("[", i)
         if start < 0:
             break
-        depth, j = 0, start
-        while j < len(text):  # the matching ], allowing one level of nested brackets
-            if text[j] == "[":
-                depth += 1
-            elif text[j] == "]":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        if j >= len(text) or not text.startswith("(", j + 1):
+        j = _closing(text, start, _BRACKETS_RE)  # the matching ], allowing nested brackets
+        if j < 0 or not text.startswith("(", j + 1):
             out.append(text[i:start + 1])
             i = start + 1
             continue
@@ -252,14 +253,20 @@ _SMART_EM_RE = re.compile(r"(?<!\w)_(?!_)(.+?)(?<!_)_(?!\w)", re.S)
 
 @inline_rule
 def _emphasis(text: str) -> str:
-    text = _STRONG_EM_RE.sub(r"<strong><em>\1</em></strong>", text)
-    text = _STRONG_RE.sub(r"<strong>\1</strong>", text)
-    text = _EM_RE.sub(r"<em>\1</em>", text)
-    text = _SMART_STRONG_RE.sub(r"<strong>\1</strong>", text)
-    return _SMART_EM_RE.sub(r"<em>\1</em>", text)
+    # Each pattern needs its delimiter, and most text has none: skip the substitution then.
+    if "*" in text:
+        text = _STRONG_EM_RE.sub(r"<strong><em>\1</em></strong>", text)
+        text = _STRONG_RE.sub(r"<strong>\1</strong>", text)
+        text = _EM_RE.sub(r"<em>\1</em>", text)
+    if "_" in text:
+        text = _SMART_STRONG_RE.sub(r"<strong>\1</strong>", text)
+        text = _SMART_EM_RE.sub(r"<em>\1</em>", text)
+    return text
 
 
 _SPACES_RE = re.compile(r" {2,}")
+_KEEP_RE = re.compile(f"{_KEEP_MARK}(\\d+){_KEEP_END}")
+_PH_MARK_RE = re.compile(f"{_PH_MARK}(\\d+){_PH_END}")
 
 
 _TRIGGERS: dict[tuple[str, ...], re.Pattern[str]] = {}
@@ -289,16 +296,27 @@ class _Inline:
             kept.append(s)
             return f"{_KEEP_MARK}{len(kept) - 1}{_KEEP_END}"
 
-        marked = _ESCAPE_RE.sub(lambda m: keep(html.escape(m.group(1))), marked)
-        marked = _AUTOLINK_RE.sub(lambda m: keep(f'<a href="{m.group(1)}">{m.group(1)}</a>'), marked)
-        marked = _HTML_RE.sub(lambda m: keep(m.group(0)), marked)
+        # Most prose is plain text: a substitution is skipped when the text lacks a character
+        # its pattern cannot match without (`\\` escapes, `<` autolinks and tags, `&` entities);
+        # tests/test_prose.py checks every such pattern really needs its character.
+        if "\\" in marked:
+            marked = _ESCAPE_RE.sub(lambda m: keep(html.escape(m.group(1))), marked)
+        if "<" in marked:
+            marked = _AUTOLINK_RE.sub(lambda m: keep(f'<a href="{m.group(1)}">{m.group(1)}</a>'), marked)
+        if "<" in marked or "&" in marked:
+            marked = _HTML_RE.sub(lambda m: keep(m.group(0)), marked)
         marked = html.escape(marked, quote=True)
         for rule in INLINE_RULES:
             marked = rule(marked)
         # runs of spaces collapse; then the newlines inside a block become spaces
-        marked = _SPACES_RE.sub(" ", marked).replace("\n", " ")
-        marked = re.sub(f"{_KEEP_MARK}(\\d+){_KEEP_END}", lambda m: kept[int(m.group(1))], marked)
-        return re.sub(f"{_PH_MARK}(\\d+){_PH_END}", lambda m: placeholder(int(m.group(1))), marked)
+        if "  " in marked:
+            marked = _SPACES_RE.sub(" ", marked)
+        marked = marked.replace("\n", " ")
+        if _KEEP_MARK in marked:
+            marked = _KEEP_RE.sub(lambda m: kept[int(m.group(1))], marked)
+        if _PH_MARK in marked:
+            marked = _PH_MARK_RE.sub(lambda m: placeholder(int(m.group(1))), marked)
+        return marked
 
     def _extract(self, text: str, offset: int) -> str:
         out: list[str] = []
@@ -381,6 +399,8 @@ def _special_blocks(prose: str, lines: _Lines) -> list[tuple[int, int, Placehold
     """Fenced code blocks and LaTeX environments: (start, end, placeholder) over the prose.
     `start` is a line start; `end` is past the closing line's text (before its newline)."""
     found: list[tuple[int, int, Placeholder]] = []
+    if "```" not in prose and "~~~" not in prose and "\\begin{" not in prose:
+        return found  # neither pattern can match (most prose has no such block)
     pos = 0
     while True:
         fence = _FENCE_RE.search(prose, pos)
@@ -466,11 +486,11 @@ class _BlockParser:
     def __init__(self, text: str, offset: int, doc: _Text):
         self.doc = doc
         self.lines = text.split("\n")
-        self.starts: list[int] = []  # prose offset of each line
-        pos = offset
-        for line in self.lines:
-            self.starts.append(doc.source_offset(pos))
-            pos += len(line) + 1
+        # prose offset of each line; offsets in doc.text are prose offsets until a special block
+        self.starts: list[int] = list(accumulate((len(line) + 1 for line in self.lines[:-1]),
+                                                 initial=offset))
+        if doc.specials:
+            self.starts = [doc.source_offset(pos) for pos in self.starts]
         self.elements: list[_Element] = []
         self.para: list[int] = []
         self.items: list[dict] = []  # open list items: lines, kind, code, code_at
@@ -480,7 +500,10 @@ class _BlockParser:
 
     def parse(self) -> list[_Element]:
         for k, line in enumerate(self.lines):
-            if not any(rule(self, k, line) for rule in LINE_RULES):
+            for rule in LINE_RULES:
+                if rule(self, k, line):
+                    break
+            else:
                 self.add_text(k, line)
         self.close()
         return self.elements
@@ -592,11 +615,13 @@ def _return_line(p: _BlockParser, k: int, line: str) -> bool:
 def _item_line(p: _BlockParser, k: int, line: str) -> bool:
     """`* `, `- `, `+ ` items, and `1. ` items of an ordered list: at the start of a block,
     after a heading, or after another item."""
+    if not (p.items or (p.list_allowed and not any(p.lines[j] for j in p.para))):
+        return False  # checked first: inside a paragraph, most lines are text
     m = _ITEM_RE.match(line)
     ordered = False
     if not m:
         m, ordered = _ORDERED_RE.match(line), True
-    if not m or not (p.items or (p.list_allowed and not any(p.lines[j] for j in p.para))):
+    if not m:
         return False
     p.para = []  # only blank lines precede the list
     if p.items and len(m.group(1)) > 3:
@@ -636,6 +661,8 @@ def _blocks(text: str, offset: int, doc: _Text) -> list[_Element]:
 
 
 def _is_quote(block: str) -> bool:
+    if ">" not in block:  # a quoted line needs one; most blocks have none
+        return False
     lines = [line for line in block.split("\n") if line.strip()]
     return bool(lines) and all(_QUOTE_RE.match(line) for line in lines)
 
@@ -654,6 +681,8 @@ _A_CLOSE = "</a>"
 def _balance_anchors(body: str) -> str:
     """Close an `<a ...>` left open at the end of the element, as an HTML parser would (old
     sources write `<a id="x">` and `</a>` around a heading, in separate elements)."""
+    if "<a" not in body:  # nothing to balance (most elements have no anchor)
+        return body
     missing = len(_A_OPEN_RE.findall(body)) - body.count(_A_CLOSE)
     return body + _A_CLOSE * missing if missing > 0 else body
 

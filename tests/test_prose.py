@@ -4,7 +4,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from labml_site import prose
 from labml_site.prose import (MAX_KEY_CHARS, PLACEHOLDER_RE, Placeholder, fill, page_title,
                               placeholder, section_blocks)
 from labml_site.sections import Section, parse_markdown, parse_python
@@ -250,3 +253,90 @@ def test_placeholder_block_property():
     assert Placeholder("code_block", "x").block and Placeholder("env", "x").block
     assert not Placeholder("math", "x").block and not Placeholder("code", "x").block
     assert not Placeholder("image", "a.png").block
+
+
+# --- shortcuts: a substitution is skipped when its pattern needs a character the text lacks ----
+
+
+def test_each_inline_construct_still_converts_on_its_own():
+    # each input exercises one skip test alone: `&` without `<`, `\\` and `<` without `*`,
+    # `_` without `*`, two spaces
+    assert key("AT&T &copy; 2024") == "<p>AT&amp;T &copy; 2024</p>\n"
+    assert key(r"\*literal\* and <https://a.b/c> \[x\]") == \
+        '<p>*literal* and <a href="https://a.b/c">https://a.b/c</a> [x]</p>\n'
+    assert key("__bold__ and _em_ but snake_case") == \
+        "<p><strong>bold</strong> and <em>em</em> but snake_case</p>\n"
+    assert key("a  b\n  c") == "<p>a b  c</p>\n"
+    assert key("> quoted\n> more\n\nplain > not") == \
+        "<blockquote>\n<p>quoted more</p>\n</blockquote>\n<p>plain &gt; not</p>\n"
+
+
+def test_links_match_nested_brackets_and_parentheses():
+    assert key("[a [nested] label](u(1)) and [open(x)") == \
+        '<p><a href="u(1)">a [nested] label</a> and [open(x)</p>\n'
+
+
+# (pattern, characters of which it needs at least one): the guards in prose.py skip the pattern
+# when the text has none of them, which is only safe while this holds
+_NEEDS = [
+    (prose._ESCAPE_RE, ["\\"]),
+    (prose._AUTOLINK_RE, ["<"]),
+    (prose._HTML_RE, ["<", "&"]),
+    (prose._STRONG_EM_RE, ["*"]),
+    (prose._STRONG_RE, ["*"]),
+    (prose._EM_RE, ["*"]),
+    (prose._SMART_STRONG_RE, ["_"]),
+    (prose._SMART_EM_RE, ["_"]),
+    (prose._SPACES_RE, ["  "]),
+    (prose._KEEP_RE, [prose._KEEP_MARK]),
+    (prose._PH_MARK_RE, [prose._PH_MARK]),
+    (prose._FENCE_RE, ["```", "~~~"]),
+    (prose._BEGIN_RE, ["\\begin{"]),
+    (prose._QUOTE_RE, [">"]),
+    (prose._A_OPEN_RE, ["<a"]),
+]
+_PIECES = ["*", "**", "_", "__", "[", "]", "(", ")", "<", ">", "\\", "`", "```", "~~~", "$", "!",
+           "&", ";", "#", "a", "Z", "7", " ", "  ", "\t", "\n", "-", "<a ", "<a>", "<!--", "-->",
+           "&amp;", "http://x.y", "\\begin{align}", prose._KEEP_MARK, prose._KEEP_END,
+           prose._PH_MARK, prose._PH_END]
+_prose_text = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_prose_text)
+def test_skipped_patterns_cannot_match_without_their_character(text):
+    for pattern, needs in _NEEDS:
+        if pattern.search(text):
+            assert any(n in text for n in needs), (pattern.pattern, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["(", ")", "[", "]", "a", " "]), max_size=20).map("".join),
+       st.sampled_from(["()", "[]"]))
+def test_closing_finds_the_first_balanced_closer(tail, pair):
+    opener, closer = pair
+    text = opener + tail
+    j = prose._closing(text, 0, prose._PARENS_RE if pair == "()" else prose._BRACKETS_RE)
+    depths = []  # openers minus closers in text[:k + 1]
+    for c in text:
+        depths.append((depths[-1] if depths else 0) + (c == opener) - (c == closer))
+    first_zero = depths.index(0) if 0 in depths else -1
+    assert j == first_zero
+    if j >= 0:
+        assert text[j] == closer
+
+
+_MARKUP = ["*", "**", "_", "__", "[", "](", ")", "<", ">", "\\", "`", "$", "$$", "![", "&",
+           "<a id=x>", "</a>", "<https://a.b>", "&nbsp;", "a", "b c", "  ", "\n", "\n\n", "# ",
+           "* ", "> ", "```", "\\begin{align}", "\\end{align}", ":param x:", ":return:"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_MARKUP), min_size=1, max_size=40).map("".join))
+def test_keys_number_their_placeholders_in_order_and_leave_no_marks(text):
+    lines = tuple(range(1, text.count("\n") + 2))
+    for block in section_blocks(Section(text, lines, (), 0, (1, lines[-1]))):
+        numbers = [int(m.group(1)) for m in PLACEHOLDER_RE.finditer(block.key)]
+        assert numbers == list(range(len(block.placeholders)))
+        # a mark left unrestored (a skipped restoring substitution) would show up here
+        assert not any("\ue000" <= c <= "\ue011" for c in block.key), block.key
