@@ -24,11 +24,12 @@ A page whose code does not parse (it is shown, so it may be a fragment) gets no 
 from __future__ import annotations
 
 import ast
+import bisect
 import html
 import posixpath
 import re
 from dataclasses import dataclass, replace
-from typing import Iterable, Iterator
+from typing import AbstractSet, Any, Callable, Container, Iterable, Iterator, NamedTuple
 
 from .pages import PageData, SectionData
 from .structure import relative_url
@@ -132,7 +133,9 @@ def _resolve_module(importer_rel: str, module: str | None, level: int, symbols: 
     if module in symbols.modules:
         return symbols.modules[module]
     # The source folder may sit inside the package root: `pkg.sub.mod` with pages under `sub/`.
-    matches = [rel for path, rel in symbols.modules.items() if module.endswith("." + path)]
+    # A page matches when its path is what follows one of the module's dots.
+    tails = (module[i + 1 :] for i, char in enumerate(module) if char == ".")
+    matches = [symbols.modules[tail] for tail in tails if tail in symbols.modules]
     return matches[0] if len(matches) == 1 else None
 
 
@@ -156,18 +159,20 @@ def _stored_names(node: ast.AST) -> set[str]:
     """Names a function body binds (so they shadow module names inside it)."""
     names: set[str] = set()
     declared_global: set[str] = set()
-    stack = list(ast.iter_child_nodes(node))
+    stack = _child_nodes(node)
     while stack:
         n = stack.pop()
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(n.name)
             stack.extend(n.decorator_list)
             continue  # their bodies are their own scopes
-        if isinstance(n, ast.Lambda):
-            continue
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            names.add(n.id)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, (ast.Store, ast.Del)):
+                names.add(n.id)
+            continue  # nothing inside
+        if isinstance(n, (ast.Lambda, ast.Constant)):
+            continue  # a lambda is a scope of its own; a constant holds nothing
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in n.names)
         elif isinstance(n, (ast.Global, ast.Nonlocal)):
             declared_global.update(n.names)
@@ -175,7 +180,7 @@ def _stored_names(node: ast.AST) -> set[str]:
             names.add(n.name)
         elif isinstance(n, ast.MatchAs) and n.name:
             names.add(n.name)
-        stack.extend(ast.iter_child_nodes(n))
+        stack.extend(_child_nodes(n))
     return names - declared_global
 
 
@@ -184,23 +189,176 @@ def _params(args: ast.arguments) -> set[str]:
     return {a.arg for a in every}
 
 
-class _Resolver(ast.NodeVisitor):
-    """Walks one module, yielding references to site definitions with scope-aware lookup."""
+class _Scope:
+    """The names one function body or class statement binds, collected only when first asked:
+    a scope is asked only when a name inside it could link, which few are."""
 
-    def __init__(self, rel: str, symbols: Symbols, lines: list[str]) -> None:
+    __slots__ = ("_known", "_node", "_bound")
+
+    def __init__(self, known: set[str], node: ast.AST) -> None:
+        self._known = known  # bound without a walk (parameters)
+        self._node = node  # `_stored_names` of it is the rest
+        self._bound: set[str] | None = None
+
+    def __contains__(self, name: str) -> bool:
+        if name in self._known:
+            return True
+        if self._bound is None:
+            self._bound = _stored_names(self._node)
+        return name in self._bound
+
+
+# -- where references can be ---------------------------------------------------------------
+
+_symbol_names: tuple[Symbols, frozenset[str]] | None = None  # the last site's, see `_linkable_names`
+
+
+def _linkable_names(symbols: Symbols) -> frozenset[str]:
+    """Every name a reference can have: the site's top-level names (linked directly, imported or
+    through a module alias) and its method names (`self.m`, unique methods). The same for all
+    pages of a site, so it is kept for the last `Symbols` seen."""
+    global _symbol_names
+    if _symbol_names is None or _symbol_names[0] is not symbols:
+        names = {name for defined in symbols.top.values() for name in defined}
+        names.update(q.partition(".")[2] for defined in symbols.methods.values() for q in defined)
+        names.update(symbols.unique_methods)
+        _symbol_names = (symbols, frozenset(names))
+    return _symbol_names[1]
+
+
+_WORD_RE = re.compile(r"\w+")
+
+
+class _HotLines:
+    """The lines of a page's code on which a reference can be.
+
+    A reference is always spelled out on its line (a name, an attribute after its dot, a name in
+    an import), so a subtree whose lines contain none of the names that can link has nothing to
+    link and the walk skips it. Lines with non-ASCII text always count: the parser normalizes
+    such identifiers (NFKC), so their spelling may differ from the name. Code with a carriage return
+    counts every line: the parser takes a lone one as a line break, so its line numbers differ.
+    """
+
+    def __init__(self, source: str, names: frozenset[str]) -> None:
+        self.text = source.split("\n")
+        self.names = names
+        self.added: set[str] = set()  # names that link from some point on (see `add`)
+        self.everywhere = "\r" in source
+        self.lines = [n for n, line in enumerate(self.text, 1) if self._holds(line, names)]  # ascending
+
+    @staticmethod
+    def _holds(line: str, names: AbstractSet[str]) -> bool:
+        return not line.isascii() or not names.isdisjoint(_WORD_RE.findall(line))
+
+    def __bool__(self) -> bool:
+        return self.everywhere or bool(self.lines)
+
+    def add(self, name: str) -> None:
+        """Count the lines of a name that links from now on (a name imported under an alias)."""
+        if name not in self.names and name not in self.added:
+            self.added.add(name)
+            for n, line in enumerate(self.text, 1):
+                if name in line and self._holds(line, {name}) and n not in self.lines:
+                    bisect.insort(self.lines, n)
+
+    def any(self, first: int, last: int) -> bool:
+        """Whether a hot line lies in first..last."""
+        if self.everywhere:
+            return True
+        i = bisect.bisect_left(self.lines, first)
+        return i < len(self.lines) and self.lines[i] <= last
+
+
+# -- the walk ------------------------------------------------------------------------------
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_BARE_FIELDS = {"ctx", "op", "ops"}  # contexts and operators: nodes with nothing inside
+
+
+class _Kind(NamedTuple):
+    """How the walk treats one node type (looked up once per type, not by name per node)."""
+
+    visit: Callable[[_Resolver, Any], None] | None  # the `visit_…` method; None: visit the children
+    children: tuple[str, ...]  # fields that may hold nodes, in `ast` order (as NodeVisitor visits)
+    positioned: bool  # has line numbers, so can be skipped when none of its lines is hot
+    decorated: bool  # a definition, whose decorators sit above its first line
+    may_import: bool  # a statement (or `except`) that may be or hold a module-level import
+
+
+_KINDS: dict[type, _Kind] = {}
+
+
+def _kind(cls: type) -> _Kind:
+    """`_KINDS[cls]`, made on first use."""
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = _KINDS[cls] = _Kind(
+            getattr(_Resolver, "visit_" + cls.__name__, None),
+            tuple(f for f in cls._fields if f not in _BARE_FIELDS),
+            "lineno" in cls._attributes,
+            issubclass(cls, _DEFINITIONS),
+            issubclass(cls, (ast.stmt, ast.excepthandler)) and not issubclass(cls, _DEFINITIONS),
+        )
+    return kind
+
+
+def _child_nodes(node: ast.AST) -> list[ast.AST]:
+    """`ast.iter_child_nodes`, faster, and without contexts and operators (they hold nothing)."""
+    found: list[ast.AST] = []
+    for field in _kind(type(node)).children:
+        value = getattr(node, field, None)
+        if isinstance(value, ast.AST):
+            found.append(value)
+        elif isinstance(value, list):
+            found.extend(item for item in value if isinstance(item, ast.AST))
+    return found
+
+
+class _Resolver:
+    """Walks one module, collecting references to site definitions with scope-aware lookup.
+
+    It visits nodes in the order `ast.NodeVisitor` would, but skips a subtree with no hot line
+    (`_HotLines`, counting a definition's decorators): it holds no reference, and skipping it
+    leaves the walk's state (scopes, classes) as visiting it would. The exception is an import at
+    module level, which binds names for what follows: statements there are never skipped.
+    Scopes collect the names they bind only when asked (`_Scope`).
+    """
+
+    def __init__(self, rel: str, symbols: Symbols, lines: list[str], hot: _HotLines) -> None:
         self.rel = rel
         self.symbols = symbols
         self.lines = lines
+        self.hot = hot
+        self.pruning = True  # off inside f-strings
         self.globals: dict[str, Target] = dict(symbols.top.get(rel, {}))
         self.module_aliases: dict[str, str] = {}  # local name → page rel
-        self.shadow: list[set[str]] = []  # names bound by each enclosing function/comprehension
+        self.shadow: list[Container[str]] = []  # names bound by each enclosing scope
         self.classes: list[str] = []  # enclosing class names, for `self.m`
         self.refs: list[Ref] = []
+
+    def visit(self, node: ast.AST) -> None:
+        kind = _KINDS.get(type(node)) or _kind(type(node))
+        if kind.positioned and self.pruning and (self.shadow or not kind.may_import) and not self._hot(node, kind):
+            return
+        if kind.visit is not None:
+            kind.visit(self, node)
+        else:
+            self.generic_visit(node)
+
+    def _hot(self, node: Any, kind: _Kind) -> bool:
+        first = node.decorator_list[0].lineno if kind.decorated and node.decorator_list else node.lineno
+        return self.hot.any(first, node.end_lineno or node.lineno)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in _child_nodes(node):
+            self.visit(child)
 
     # -- positions -------------------------------------------------------------------------
 
     def _col(self, line: int, byte_col: int) -> int:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        if text.isascii():  # one byte per character
+            return min(byte_col, len(text))
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
     def _add(self, line: int, byte_col: int, name: str, target: Target) -> None:
@@ -220,6 +378,7 @@ class _Resolver(ast.NodeVisitor):
                 if target is not None:
                     if not self.shadow:
                         self.globals[local] = target
+                        self.hot.add(local)
                     self._add(alias.lineno, alias.col_offset, alias.name, target)
                     continue
             # `from . import mha` / `from annotated_attention import mha`: a module alias.
@@ -250,13 +409,13 @@ class _Resolver(ast.NodeVisitor):
                     self.visit(a.annotation)
             if node.returns is not None:
                 self.visit(node.returns)
-        self.shadow.append(_params(args) | _stored_names(node))
+        self.shadow.append(_Scope(_params(args), node))
         body = node.body if isinstance(node.body, list) else [node.body]
         for stmt in body:
             self.visit(stmt)
         self.shadow.pop()
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function  # type: ignore[assignment]
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for expr in [*node.decorator_list, *node.bases, *[k.value for k in node.keywords]]:
@@ -264,10 +423,10 @@ class _Resolver(ast.NodeVisitor):
         self.classes.append(node.name)
         # A class body binds names for its own statements only, not for its methods.
         for stmt in node.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if isinstance(stmt, _DEFINITIONS):
                 self.visit(stmt)
             else:
-                self.shadow.append(_stored_names(ast.Module(body=[stmt], type_ignores=[])))
+                self.shadow.append(_Scope(set(), ast.Module(body=[stmt], type_ignores=[])))
                 self.visit(stmt)
                 self.shadow.pop()
         self.classes.pop()
@@ -288,15 +447,21 @@ class _Resolver(ast.NodeVisitor):
                 self.visit(getattr(node, field))
         self.shadow.pop()
 
-    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension  # type: ignore[assignment]
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        # Before Python 3.12 the parser places an f-string's expressions by searching the
+        # string's text, which can miss their real line: walk them all.
+        pruning, self.pruning = self.pruning, False
+        self.generic_visit(node)
+        self.pruning = pruning
 
     # -- references ------------------------------------------------------------------------
 
     def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load) and not self._shadowed(node.id):
-            target = self.globals.get(node.id)
-            if target is not None:
-                self._add(node.lineno, node.col_offset, node.id, target)
+        target = self.globals.get(node.id)
+        if target is not None and isinstance(node.ctx, ast.Load) and not self._shadowed(node.id):
+            self._add(node.lineno, node.col_offset, node.id, target)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.visit(node.value)
@@ -304,7 +469,7 @@ class _Resolver(ast.NodeVisitor):
             return
         target = None
         value = node.value
-        if isinstance(value, ast.Name) and not self._shadowed(value.id) and value.id in self.module_aliases:
+        if isinstance(value, ast.Name) and value.id in self.module_aliases and not self._shadowed(value.id):
             target = self.symbols.top.get(self.module_aliases[value.id], {}).get(node.attr)
         elif isinstance(value, ast.Name) and value.id == "self" and self.classes:
             target = self.symbols.methods.get(self.rel, {}).get(f"{self.classes[-1]}.{node.attr}")
@@ -321,14 +486,17 @@ def references(page: PageData, symbols: Symbols) -> list[Ref]:
     if not page.is_python or not page.sections:
         return []
     source = page_source(page)
+    hot = _HotLines(source, _linkable_names(symbols))
+    if not hot:  # no name on the page can link: nothing to parse
+        return []
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+        resolver = _Resolver(page.rel, symbols, hot.text, hot)
+        # Module-level names first, so uses above a definition (in functions) still resolve.
+        for stmt in tree.body:
+            resolver.visit(stmt)
+    except (SyntaxError, ValueError, RecursionError):  # code too deeply nested: shown unlinked
         return []
-    resolver = _Resolver(page.rel, symbols, source.split("\n"))
-    # Module-level names first, so uses above a definition (in functions) still resolve.
-    for stmt in tree.body:
-        resolver.visit(stmt)
     return resolver.refs
 
 
@@ -360,7 +528,7 @@ def _link_line(line_html: str, refs: dict[int, Ref], page: PageData) -> str:
 
 def link_section(section: SectionData, refs: dict[int, dict[int, Ref]], page: PageData) -> SectionData:
     """The section with its linkable names wrapped in `<a class="def-link">`."""
-    if not section.code_html or not any(section.code_start <= line <= section.code_end for line in refs):
+    if not section.code_html or not any(line in refs for line in range(section.code_start, section.code_end + 1)):
         return section
     head, sep, rest = section.code_html.partition("<code>")
     body, sep2, tail = rest.rpartition("</code>")

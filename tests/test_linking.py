@@ -8,7 +8,7 @@ from html import unescape
 import pytest
 
 from labml_site.builder import analyse_pages
-from labml_site.linking import iter_links, link_code, page_source, site_symbols
+from labml_site.linking import iter_links, link_code, page_source, references, site_symbols
 from labml_site.pages import PageData, analyse
 from labml_site.structure import discover
 
@@ -238,3 +238,200 @@ def test_every_link_on_the_real_site_names_an_existing_section():
             assert fragment in ids.get(url, set()), f"{p.rel}: {name} → {href}"
             count += 1
     assert count > 20, "the tutorial's code should have links between its pages"
+
+
+# -- scoping: exact references, worked out by hand ------------------------------------------------
+
+
+def refs(source: str) -> list[tuple[int, int, str, str]]:
+    """(line, column, name, linked qualname) of every reference in `source`, a page `pkg/scopes.py`
+    next to MODELS (`pkg/models.py`), in the order the code reads."""
+    pages = {"pkg/models.py": page("pkg/models.py", MODELS), "pkg/scopes.py": page("pkg/scopes.py", source)}
+    return [(r.line, r.col, r.name, r.target.qualname) for r in references(pages["pkg/scopes.py"], site_symbols(pages))]
+
+
+def test_nested_functions_global_and_nonlocal():
+    source = '''def helper():
+    return 1
+
+
+def nested():
+    def helper():
+        return 2
+
+    def inner():
+        return helper()
+    return helper() + inner()
+
+
+def rebinding():
+    global helper
+    helper = nested
+    return helper
+
+
+def enclosing():
+    helper = 0
+
+    def bump():
+        nonlocal helper
+        helper += 1
+        return helper
+    return bump
+'''
+    # `nested` binds its own `helper` (seen in `inner` too); `global` makes `helper` the module's
+    # again; `nonlocal` makes it `enclosing`'s.
+    assert refs(source) == [(16, 13, "nested", "nested"), (17, 11, "helper", "helper")]
+
+
+def test_comprehension_variables_lambdas_and_the_first_iterable():
+    source = '''def helper(x):
+    return x
+
+
+values = [helper for helper in helper(3)]
+pairs = {k: helper(k) for k in range(2)}
+call = lambda helper: helper
+late = lambda: helper
+default = lambda x=helper: x
+'''
+    assert refs(source) == [
+        (5, 31, "helper", "helper"),  # the first iterable is evaluated outside the comprehension
+        (6, 12, "helper", "helper"),
+        (8, 15, "helper", "helper"),
+        (9, 19, "helper", "helper"),  # a default is evaluated outside the lambda
+    ]
+
+
+def test_class_bodies_decorators_defaults_and_self():
+    source = '''def decorate(f):
+    return f
+
+
+class First:
+    decorate = None
+
+    def run(self):
+        def later():
+            return self.go()
+        return decorate(later)
+
+    def go(self):
+        return 0
+
+
+class Second:
+    def go(self):
+        class Inner:
+            def run(self):
+                return self.go()
+        return Inner
+
+
+def wrapped():
+    @decorate
+    def inner():
+        return 1
+    return inner
+
+
+@decorate
+def defaults(decorate=decorate, *, size: First = None) -> Second:
+    return decorate
+
+
+class Third:
+    class Mid:
+        def method(self):
+            @decorate
+            def deep():
+                return 1
+            return deep
+'''
+    assert refs(source) == [
+        (10, 24, "go", "First.go"),  # `self` of the method, inside a nested function
+        (11, 15, "decorate", "decorate"),  # the class attribute is not in the methods' scope
+        # `self` of `Inner` is not a `Second`, and `go` is on two classes: no link on line 21.
+        (26, 5, "decorate", "decorate"),  # above the line of `def inner`
+        # Defaults, then decorators, then annotations: all outside the function's scope.
+        (33, 22, "decorate", "decorate"),
+        (32, 1, "decorate", "decorate"),
+        (33, 41, "First", "First"),
+        (33, 58, "Second", "Second"),
+        (40, 13, "decorate", "decorate"),  # `deep` is not a site name: only its decorator links
+    ]
+
+
+def test_match_captures_bind_in_the_function():
+    source = '''class Point:
+    x = 0
+
+
+def helper(value):
+    return value
+
+
+def matching(value):
+    match value:
+        case Point():
+            return helper(value)
+        case [helper]:
+            return helper
+'''
+    # The capture `helper` makes `helper` local to the whole function, like an assignment.
+    assert refs(source) == [(11, 13, "Point", "Point")]
+
+
+def test_imports_aliases_and_module_aliases():
+    source = '''from .models import Attention as Att, softmax
+from . import models
+import pkg.models as mods
+import pkg.models
+from outer.pkg.models import scores
+
+
+def use(x, models=None):
+    return Att(x), softmax(x), mods.scores(x, x), pkg.models.scores(x, x), models.scores, scores
+
+
+def local(mods):
+    return mods.scores(1, 2)
+
+
+def make():
+    return Att(1)
+'''
+    assert refs(source) == [
+        (1, 20, "Attention", "Attention"),
+        (1, 38, "softmax", "softmax"),
+        (5, 29, "scores", "scores"),  # the source folder inside the package root
+        (9, 11, "Att", "Attention"),
+        (9, 19, "softmax", "softmax"),
+        (9, 36, "scores", "scores"),  # through `mods`; a bare `import pkg.models` binds only `pkg`
+        # The parameter `models` is not the module alias, nor `mods` in `local`.
+        (9, 90, "scores", "scores"),
+        (17, 11, "Att", "Attention"),
+    ]
+
+
+def test_f_strings_and_columns_in_characters():
+    source = '''def helper(x):
+    return x
+
+
+text = f"{helper(1)}"
+名前 = helper(2)
+'''
+    assert refs(source) == [(5, 10, "helper", "helper"), (6, 5, "helper", "helper")]
+
+
+def test_a_page_without_site_names_has_no_references():
+    assert refs("import torch\n\n\ndef f(x):\n    return torch.relu(x)\n") == []
+
+
+def test_code_nested_too_deeply_to_walk_is_shown_unlinked():
+    """A page Python can parse but the resolver cannot walk (a sum of thousands of terms nests
+    that deep) keeps its code, without links, instead of failing the build."""
+    code = "def helper():\n    return 1\n\n\nvalue = " + " + ".join(["helper()"] * 5000) + "\n"
+    page = analyse("deep.py", "deep.html", code)
+    assert references(page, site_symbols({"deep.py": page})) == []
