@@ -61,7 +61,7 @@ class LocalText:
     findings: tuple[Finding, ...]  # lookups' findings
     catalog_findings: tuple[Finding, ...]  # the translation file's own (load-time) findings
     search_url: str | None = None  # the URL `search` was computed for; None: not published
-    search_rows: str = ""  # this page's search_index entries in this language, as rows of the index
+    search_rows: str = ""  # its search entries as rows of the index (stored in its head, not with it)
     marker: str = ""  # "Not yet translated" in this language, shown on untranslated blocks
 
 
@@ -171,7 +171,7 @@ def _prepare_file(job: _FileJob, store: build_cache.ObjectStore | None) -> _File
         texts[lj.lang] = text
         # Cache it only if the translation file is still what the key was computed from.
         if store is not None and (lj.catalog is None or build_cache.FileDigests().digest_of(_catalog_files(Path(lj.catalog))) == lj.catalog_digest):
-            store.put(lj.key, text)
+            store.put(lj.key, replace(text, search_rows=""))  # the rows are kept once, in its head
     notebook = notebooks.notebook_json(data) if analysed and notebooks.wants_notebook(data) else None
     return _FileResult(data if analysed else None, texts, notebook)
 
@@ -216,15 +216,7 @@ def prepare_pages(
             text_key = build_cache.digest("text", key, lang, str(catalog), catalog_digest, markers[lang], str(file.is_index))
             prepared.text_keys.setdefault(file.rel, {})[lang] = text_key
             lang_job = prepared.lang_jobs[(file.rel, lang)] = _LangJob(lang, catalog, catalog_digest, markers[lang], text_key)
-            found = cache.head(text_key)
-            if not isinstance(found, TextHead) and isinstance(head, PageHead):
-                text = cache.get(text_key)
-                if isinstance(text, LocalText) and data is None:
-                    data = load_page(prepared, cache, stats, file.rel, head.url)
-                if isinstance(text, LocalText):
-                    prepared.texts[(file.rel, lang)] = text
-                    found = text_head(text, data)
-                    cache.set_head(text_key, found)
+            found = cache.head(text_key)  # (without it, the text is made again: its search rows live only there)
             if isinstance(found, TextHead):
                 prepared.text_heads[file.rel][lang] = found
                 stats.localization_reused += 1
