@@ -9,6 +9,8 @@ everything is rendered. Either way a build that fails leaves the previous site a
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import posixpath
 import shutil
 import tempfile
@@ -444,7 +446,28 @@ def _result(site: _Site, report: Report, written: int, started: float) -> BuildR
     return BuildResult(site.out, report, _Loaded(site.heads, site.page), localized, written, time.perf_counter() - started, site.stats)
 
 
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """A build allocates millions of small objects and creates no garbage cycles worth chasing:
+    Python's cycle collector runs far less often meanwhile (a few per cent of the build's time).
+    Objects alive before the build are frozen out of its collections, which also keeps forked
+    workers from copying the pages the collector would otherwise touch."""
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+
+
 def build(config: BuildConfig) -> BuildResult:
+    with _fewer_collections():
+        return _build(config)
+
+
+def _build(config: BuildConfig) -> BuildResult:
     started = time.perf_counter()
     report = Report()
     files = discover(config.source)
