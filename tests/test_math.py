@@ -525,20 +525,23 @@ def test_tree_check_agrees_with_validating_the_string(tex: str) -> None:
     assert _tree_problems(_unqualified(markup), prefix="") == validate_mathml(markup) == []
 
 
-@pytest.mark.parametrize(
-    "markup",
-    [
-        _wrap("<mrow><mo><mrow><mi>s</mi></mrow></mo></mrow>"),
-        _wrap("<mrow><div>x</div></mrow>"),
-        _wrap("<mfrac><mi>a</mi></mfrac>"),
-        _wrap('<mrow onclick="x()"><mi>x</mi></mrow>'),
-        _wrap("<mtable><mtd><mi>x</mi></mtd></mtable>"),
-        _wrap("<mrow>bare</mrow>"),
-        _wrap("<mrow><mi>x</mi>tail</mrow>"),
-        _wrap('<mrow class="other"><mi>x</mi></mrow>'),
-        _wrap('<menclose notation="circle"><mi>x</mi></menclose>'),
-    ],
-)
+# Invalid MathML of every kind the validators know (the tree check and the string validator).
+INVALID_MARKUP = [
+    _wrap("<mrow><mo><mrow><mi>s</mi></mrow></mo></mrow>"),
+    _wrap("<mrow><div>x</div></mrow>"),
+    _wrap("<mfrac><mi>a</mi></mfrac>"),
+    _wrap("<msub><mi>a</mi></msub>"),
+    _wrap('<mrow onclick="x()"><mi>x</mi></mrow>'),
+    _wrap("<mtable><mtd><mi>x</mi></mtd></mtable>"),
+    _wrap("<mrow>bare</mrow>"),
+    _wrap("<mrow><mi>x</mi>tail</mrow>"),
+    _wrap('<mrow class="other"><mi>x</mi></mrow>'),
+    _wrap('<menclose notation="circle"><mi>x</mi></menclose>'),
+    _wrap("<mrow><math><mi>x</mi></math></mrow>"),
+]
+
+
+@pytest.mark.parametrize("markup", INVALID_MARKUP)
 def test_tree_check_finds_what_the_string_validator_finds(markup: str) -> None:
     from labml_site.math import _tree_problems
 
@@ -699,22 +702,7 @@ def test_checked_serialisation_is_the_plain_serialisation(tex: str) -> None:
     assert _serialise_checked(_unqualified(markup)) == (markup.replace(f' xmlns="{MATHML_NS}"', "", 1), True)
 
 
-@pytest.mark.parametrize(
-    "markup",
-    [
-        _wrap("<mrow><mo><mrow><mi>s</mi></mrow></mo></mrow>"),
-        _wrap("<mrow><div>x</div></mrow>"),
-        _wrap("<mfrac><mi>a</mi></mfrac>"),
-        _wrap("<msub><mi>a</mi></msub>"),
-        _wrap('<mrow onclick="x()"><mi>x</mi></mrow>'),
-        _wrap("<mtable><mtd><mi>x</mi></mtd></mtable>"),
-        _wrap("<mrow>bare</mrow>"),
-        _wrap("<mrow><mi>x</mi>tail</mrow>"),
-        _wrap('<mrow class="other"><mi>x</mi></mrow>'),
-        _wrap('<menclose notation="circle"><mi>x</mi></menclose>'),
-        _wrap("<mrow><math><mi>x</mi></math></mrow>"),
-    ],
-)
+@pytest.mark.parametrize("markup", INVALID_MARKUP)
 def test_checked_serialisation_fails_where_the_tree_check_does(markup: str) -> None:
     from labml_site.math import _serialise_checked, _tree_problems
 
