@@ -463,16 +463,20 @@ def _fewer_collections() -> Iterator[None]:
 
 
 def build(config: BuildConfig) -> BuildResult:
-    with _fewer_collections():
-        return _build(config)
-
-
-def _build(config: BuildConfig) -> BuildResult:
     started = time.perf_counter()
-    report = Report()
-    files = discover(config.source)
     out = Path(config.out).resolve()
     cache = build_cache.BuildCache.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
+    with _fewer_collections():
+        try:
+            return _build(config, out, cache, started)
+        except BaseException:
+            cache.save_heads(prune=False)  # what was computed before the failure stays findable
+            raise
+
+
+def _build(config: BuildConfig, out: Path, cache: build_cache.BuildCache, started: float) -> BuildResult:
+    report = Report()
+    files = discover(config.source)
     theme = Theme(config.templates, cache.root / "templates" if cache.enabled else None)
     stats = build_cache.BuildStats()
     prepared = prepare_pages(files, config, cache, stats)

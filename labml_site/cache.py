@@ -303,6 +303,34 @@ class ObjectStore:
     def has(self, key: str) -> bool:
         return (self.memory is not None and key in self.memory) or self._path(key).exists()
 
+    def put_pack(self, pack: str, entries: dict[str, Any]) -> None:
+        """Several entries in one file (`pack` names it): a file per entry costs more to create
+        than to fill. `get_from_pack` reads one back."""
+        self.used.add(pack)
+        if self.memory is not None:
+            self.memory.update(entries)
+        try:
+            payload = pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return
+        self._write(pack, _encode(payload))
+
+    def get_from_pack(self, pack: str, key: str) -> Any:
+        self.used.add(pack)
+        if self.memory is not None and key in self.memory:
+            return self.memory[key]
+        entries = self._packs.get(pack) if hasattr(self, "_packs") else None
+        if entries is None:
+            data = read_bytes(self._path(pack))
+            entries = _decode(data) if data is not None else MISS
+            if not isinstance(entries, dict):
+                return MISS
+            self._packs = {pack: entries}  # the last pack read: a page's entries are read together
+        value = entries.get(key, MISS)
+        if value is not MISS and self.memory is not None:
+            self.memory[key] = value
+        return value
+
     def put(self, key: str, value: Any) -> None:
         self.used.add(key)
         if self.memory is not None:
@@ -480,6 +508,7 @@ class _Memo(dict):
 
 _MEMO: dict[tuple[Path, str], _Memo] = {}
 _HEADS: dict[Path, dict[str, Any]] = {}  # cache folder → heads, for long-lived processes
+_PACK = "pack:"  # heads[_PACK + key]: the pack file that holds key's entry
 
 
 @dataclass
@@ -523,6 +552,10 @@ class BuildCache:
             return MISS
         self.heads_used.add(key)
         self.store.used.add(key)
+        pack = self.heads.get(_PACK + key)
+        if pack is not None:  # its object lives in a pack: keep both
+            self.heads_used.add(_PACK + key)
+            self.store.used.add(pack)
         return self.heads[key]
 
     def set_head(self, key: str, head: Any) -> None:
@@ -533,7 +566,18 @@ class BuildCache:
                 self.heads_changed.add(key)
 
     def get(self, key: str) -> Any:
-        return self.store.get(key) if self.enabled else MISS
+        if not self.enabled:
+            return MISS
+        value = self.store.get(key)
+        pack = self.heads.get(_PACK + key) if value is MISS else None
+        return self.store.get_from_pack(pack, key) if pack else value
+
+    def packed(self, pack: str, keys: Iterable[str]) -> None:
+        """Note that a worker stored these keys' entries in the pack `pack`."""
+        if self.enabled:
+            self.store.used.add(pack)
+            for key in keys:
+                self.set_head(_PACK + key, pack)
 
     def memo(self, kind: str) -> dict[str, Any]:
         """A dict for derived objects that a long-lived process (`serve`) keeps from one build to
@@ -573,11 +617,12 @@ class BuildCache:
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             pass
 
-    def save_heads(self) -> None:
-        """Keep the heads this build used, and only those (like `ObjectStore.prune`)."""
+    def save_heads(self, prune: bool = True) -> None:
+        """Keep the heads this build used, and only those (like `ObjectStore.prune`); with
+        `prune` false (a build that failed part-way, which used only some), keep them all."""
         if not self.enabled:
             return
-        stale = [key for key in self.heads if key not in self.heads_used]
+        stale = [key for key in self.heads if key not in self.heads_used] if prune else []
         for key in stale:
             del self.heads[key]
         if stale or self.heads_changed:

@@ -153,14 +153,15 @@ class _FileResult:
     data: PageData | None  # None when the job came with its analysis
     texts: dict[str, LocalText]
     notebook: str | None = None  # the page's .ipynb, made with its analysis (where it is cheap: in a worker)
+    pack: str = ""  # the cache pack the job's entries were stored in ("" when none)
+    packed: tuple[str, ...] = ()  # their keys
 
 
 def _prepare_file(job: _FileJob, store: build_cache.ObjectStore | None) -> _FileResult:
     """Analyse (unless cached) and localize one file; runs in a worker process or inline."""
     analysed = job.data is None
     data = _analyse_source(job.rel, job.url, job.source) if analysed else job.data
-    if analysed and store is not None:
-        store.put(job.key, data)
+    entries: dict[str, object] = {job.key: data} if analysed else {}  # what goes into the cache
     published = job.is_index or bool(data.sections)
     texts: dict[str, LocalText] = {}
     for lj in job.langs:
@@ -171,9 +172,13 @@ def _prepare_file(job: _FileJob, store: build_cache.ObjectStore | None) -> _File
         texts[lj.lang] = text
         # Cache it only if the translation file is still what the key was computed from.
         if store is not None and (lj.catalog is None or build_cache.FileDigests().digest_of(_catalog_files(Path(lj.catalog))) == lj.catalog_digest):
-            store.put(lj.key, replace(text, search_rows=""))  # the rows are kept once, in its head
+            entries[lj.key] = replace(text, search_rows="")  # the rows are kept once, in its head
+    pack = ""
+    if store is not None and entries:
+        pack = build_cache.digest("pack", *entries)
+        store.put_pack(pack, entries)
     notebook = notebooks.notebook_json(data) if analysed and notebooks.wants_notebook(data) else None
-    return _FileResult(data if analysed else None, texts, notebook)
+    return _FileResult(data if analysed else None, texts, notebook, pack, tuple(entries))
 
 
 def _prepare_job(args: tuple[_FileJob, build_cache.ObjectStore | None]) -> _FileResult:
@@ -259,6 +264,8 @@ def source_of(prepared: Prepared, rel: str) -> bytes:
 
 
 def _take_result(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, job: _FileJob, result: _FileResult) -> None:
+    if result.pack:
+        cache.packed(result.pack, result.packed)
     if result.data is not None:
         _take_page(prepared, cache, stats, job.rel, job.key, result.data)
     if result.notebook is not None:
@@ -314,7 +321,10 @@ def load_text(prepared: Prepared, cache: build_cache.BuildCache, stats: build_ca
         else:
             file = prepared.files[rel]
             job = _FileJob(rel, file.url, file.is_index, source_of(prepared, rel), prepared.keys[rel], data, (lj,))
-            text = _prepare_file(job, cache.store if cache.enabled else None).texts[lang]
+            result = _prepare_file(job, cache.store if cache.enabled else None)
+            if result.pack:
+                cache.packed(result.pack, result.packed)
+            text = result.texts[lang]
             _take_text(prepared, cache, rel, lj, text, data)
             stats.localized += 1
     return text
