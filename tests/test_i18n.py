@@ -1,9 +1,7 @@
 """UI strings: every string the templates ask for is translated in every shipped catalog."""
 import re
-from pathlib import Path
 
 import pytest
-from jinja2 import Environment
 from jinja2.ext import babel_extract
 
 from labml_site.i18n import LOCALES_DIR, language_name, load_ui

@@ -4,10 +4,6 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 
-from labml_site.builder import BuildConfig, build
-
-from conftest import ROOT
-
 pytestmark = pytest.mark.slow
 
 
