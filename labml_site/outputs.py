@@ -93,7 +93,7 @@ def produce_outputs(site: "_Site", into: Path | None = None, jobs: int = 0) -> s
     for rel in deferred:
         groups.setdefault(site.outputs[rel].group, []).append(rel)
     tasks = _balanced([rels for rels in groups.values()], workers * 6)
-    site.theme.compile(["page.html", "status.html", "404.html", "search.html"])  # once, shared by the workers
+    site.theme.compile_all()  # once, shared by the workers
 
     def produce_into(rels: list[str]) -> dict[str, int]:
         before = dataclasses.asdict(site.stats)

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, TemplateError, select_autoescape
 
 DEFAULT_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -45,10 +45,14 @@ class Theme:
             template = self._templates[name] = self.env.get_template(name)
         return template
 
-    def compile(self, names: Any) -> None:
-        """Compile these templates now (before forking workers, which then share them)."""
-        for name in names:
-            self._template(name)
+    def compile_all(self) -> None:
+        """Compile the theme's templates now (before forking workers, which then share them). A
+        template that does not compile is left for the render that uses it to report."""
+        for name in self.env.list_templates(filter_func=lambda n: n.endswith(".html")):
+            try:
+                self._template(name)
+            except TemplateError:
+                pass
 
     def fingerprint(self) -> str:
         """A hash of every template and static file, so caches notice theme edits."""
