@@ -158,18 +158,22 @@ class HeadsFile:
                 with open(self.log, "ab") as f:
                     f.write(frame)
                 return
-            _write_atomically(self.base, _encode(pickle.dumps(heads, protocol=pickle.HIGHEST_PROTOCOL)))
+            write_atomically(self.base, _encode(pickle.dumps(heads, protocol=pickle.HIGHEST_PROTOCOL)))
             self.log.unlink(missing_ok=True)  # (a crash before this replays changes the record has)
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             pass
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace `path` by a file holding `data` (with `mode`; else private to the owner, as
+    mkstemp makes it), through a rename: a reader never meets a half-written file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -269,7 +273,7 @@ _ENCODER = _Encoder(ensure_ascii=False, check_circular=False, allow_nan=True, se
 
 
 class ObjectStore:
-    """key → object, one checksummed pickle per key under `root/objects/`.
+    """key → object, a checksummed pickle per key (or per pack of keys) under `root/objects/`.
 
     Safe for several processes writing different keys at once (each write is a rename of a
     private temporary file). Remembers which keys this build used, so `prune` can drop the rest.
@@ -280,10 +284,11 @@ class ObjectStore:
         self.objects = self.root / "objects"
         self.used: set[str] = set()
         self.memory = memory  # an in-process layer for long-lived processes (`serve`)
+        self.last_pack: tuple[str, Any] = ("", MISS)  # the pack read last, and what it held
 
     def __getstate__(self) -> dict:
         # Worker processes get the paths, not the parent's in-memory layer or key log.
-        return {"root": self.root, "objects": self.objects, "used": set(), "memory": None}
+        return {"root": self.root, "objects": self.objects, "used": set(), "memory": None, "last_pack": ("", MISS)}
 
     def _path(self, key: str) -> Path:
         return self.objects / f"{key}.pkl"
@@ -292,16 +297,26 @@ class ObjectStore:
         self.used.add(key)
         if self.memory is not None and key in self.memory:
             return self.memory[key]
-        data = read_bytes(self._path(key))
-        if data is None:
-            return MISS
-        value = _decode(data)
-        if value is not MISS and self.memory is not None:
-            self.memory[key] = value
-        return value
+        return self._remembered(key, self._load(key))
+
+    def get_from_pack(self, pack: str, key: str) -> Any:
+        """The entry `key` of the pack file `pack` (see `put_pack`), or MISS."""
+        self.used.add(pack)
+        if self.memory is not None and key in self.memory:
+            return self.memory[key]
+        if self.last_pack[0] != pack:  # a page's entries are read one after the other
+            self.last_pack = (pack, self._load(pack))
+        entries = self.last_pack[1]
+        return self._remembered(key, entries.get(key, MISS) if isinstance(entries, dict) else MISS)
 
     def has(self, key: str) -> bool:
         return (self.memory is not None and key in self.memory) or self._path(key).exists()
+
+    def put(self, key: str, value: Any) -> None:
+        self.used.add(key)
+        if self.memory is not None:
+            self.memory[key] = value
+        self._store(key, value)
 
     def put_pack(self, pack: str, entries: dict[str, Any]) -> None:
         """Several entries in one file (`pack` names it): a file per entry costs more to create
@@ -309,41 +324,27 @@ class ObjectStore:
         self.used.add(pack)
         if self.memory is not None:
             self.memory.update(entries)
-        try:
-            payload = pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL)
-        except (pickle.PicklingError, TypeError, AttributeError):
-            return
-        self._write(pack, _encode(payload))
+        self._store(pack, entries)
 
-    def get_from_pack(self, pack: str, key: str) -> Any:
-        self.used.add(pack)
-        if self.memory is not None and key in self.memory:
-            return self.memory[key]
-        entries = self._packs.get(pack) if hasattr(self, "_packs") else None
-        if entries is None:
-            data = read_bytes(self._path(pack))
-            entries = _decode(data) if data is not None else MISS
-            if not isinstance(entries, dict):
-                return MISS
-            self._packs = {pack: entries}  # the last pack read: a page's entries are read together
-        value = entries.get(key, MISS)
+    def _remembered(self, key: str, value: Any) -> Any:
         if value is not MISS and self.memory is not None:
             self.memory[key] = value
         return value
 
-    def put(self, key: str, value: Any) -> None:
-        self.used.add(key)
-        if self.memory is not None:
-            self.memory[key] = value
+    def _load(self, name: str) -> Any:
+        data = read_bytes(self._path(name))
+        return MISS if data is None else _decode(data)
+
+    def _store(self, name: str, value: Any) -> None:
         try:
             payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError):
             return  # not cacheable; it will be computed again next time
-        self._write(key, _encode(payload))
+        self._write(name, _encode(payload))
 
     def _write(self, key: str, data: bytes) -> None:
         try:
-            _write_atomically(self._path(key), data)
+            write_atomically(self._path(key), data)
         except OSError:
             pass  # a read-only or full disk makes the cache useless, not the build wrong
 
@@ -456,7 +457,7 @@ class RenderManifest:
             entries[rel] = Written(key, st.st_size, st.st_mtime_ns, st.st_ino)
         data = _encode(pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL))
         try:
-            _write_atomically(self.path, data)
+            write_atomically(self.path, data)
         except OSError:
             pass
         self.entries, self.pending = entries, {}
@@ -613,7 +614,7 @@ class BuildCache:
         if not self.enabled:
             return
         try:
-            _write_atomically(path, _encode(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)))
+            write_atomically(path, _encode(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)))
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             pass
 
@@ -651,5 +652,6 @@ __all__ = [
     "cache_dir_for",
     "digest",
     "read_bytes",
+    "write_atomically",
     "value_digest",
 ]

@@ -7,7 +7,6 @@ import contextlib
 import dataclasses
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -267,29 +266,11 @@ def update_in_place(outputs: dict[str, str | bytes | Path], reused: set[str], ou
     what a failure can leave is some pages new and some old, all whole, which the next build
     completes. Returns the number of files written."""
     written = 0
-    made: set[str] = set()
     for rel, content in outputs.items():
         if rel in reused:
             continue  # that very file is already there
-        target = os.path.join(out, rel)
-        folder = os.path.dirname(target)
-        if folder not in made:
-            os.makedirs(folder, exist_ok=True)
-            made.add(folder)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                if isinstance(content, Path):
-                    with open(content, "rb") as source:
-                        shutil.copyfileobj(source, f)
-                else:
-                    f.write(content if isinstance(content, bytes) else content.encode("utf-8"))
-            os.chmod(tmp, _FILE_MODE)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        data = content.read_bytes() if isinstance(content, Path) else _utf8(content)
+        build_cache.write_atomically(Path(out, rel), data, _FILE_MODE)
         written += 1
     _remove_others(out, outputs)
     return written
