@@ -425,7 +425,7 @@ def _notebook(site: _Site, rel: str) -> str:
     and prose, not the linked HTML)."""
     made = site.prepared.notebooks.get(rel)
     if made is None:
-        made = notebooks.notebook_json(load_page(site.prepared, site.cache, site.stats, rel, site.heads[rel].url))
+        made = notebooks.notebook_json(load_page(site.prepared, site.cache, site.stats, rel))
     return made
 
 

@@ -115,7 +115,7 @@ class Prepared:
     """Every page's head and its heads in every language, and the means to load the rest.
 
     Heads come from the cache's head record, so an unchanged page is known without loading it;
-    `page_data` and `local_text` load (or, when an entry is gone, compute) a page only when an
+    `load_page` and `load_text` load (or, when an entry is gone, compute) a page only when an
     output that shows it has to be rendered."""
 
     heads: dict[str, PageHead]  # rel → head, in discovery order
@@ -232,7 +232,7 @@ def prepare_pages(
             stats.analysis_reused += 1
         if not isinstance(head, PageHead) or missing:
             if isinstance(head, PageHead) and data is None:
-                data = load_page(prepared, cache, stats, file.rel, head.url)
+                data = load_page(prepared, cache, stats, file.rel)
             jobs.append(_FileJob(file.rel, file.url, file.is_index, source_of(prepared, file.rel), key, data, tuple(missing)))
 
     store = cache.store if cache.enabled else None
@@ -292,7 +292,7 @@ def _take_text(prepared: Prepared, cache: build_cache.BuildCache, rel: str, lj: 
     cache.set_head(lj.key, prepared.text_heads[rel][lj.lang])
 
 
-def load_page(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, url: str) -> PageData:
+def load_page(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str) -> PageData:
     """A page's analysis: already in memory, else from the cache, else computed again (an entry
     deleted or damaged since its head was recorded)."""
     data = prepared.pages.get(rel)
@@ -302,7 +302,7 @@ def load_page(prepared: Prepared, cache: build_cache.BuildCache, stats: build_ca
         if isinstance(data, PageData):
             prepared.pages[rel] = data
         else:
-            data = _analyse_source(rel, url, source_of(prepared, rel))
+            data = _analyse_source(rel, prepared.files[rel].url, source_of(prepared, rel))
             cache.put(key, data)
             _take_page(prepared, cache, stats, rel, key, data)
     return data
@@ -314,19 +314,14 @@ def load_text(prepared: Prepared, cache: build_cache.BuildCache, stats: build_ca
     if text is None:
         lj = prepared.lang_jobs[(rel, lang)]
         text = cache.get(lj.key)
-        head = prepared.heads[rel]
-        data = load_page(prepared, cache, stats, rel, head.url)
+        data = load_page(prepared, cache, stats, rel)
         if isinstance(text, LocalText):
             prepared.texts[(rel, lang)] = text
         else:
             file = prepared.files[rel]
             job = _FileJob(rel, file.url, file.is_index, source_of(prepared, rel), prepared.keys[rel], data, (lj,))
-            result = _prepare_file(job, cache.store if cache.enabled else None)
-            if result.pack:
-                cache.packed(result.pack, result.packed)
-            text = result.texts[lang]
-            _take_text(prepared, cache, rel, lj, text, data)
-            stats.localized += 1
+            _take_result(prepared, cache, stats, job, _prepare_file(job, cache.store if cache.enabled else None))
+            text = prepared.texts[(rel, lang)]
     return text
 
 
@@ -360,7 +355,7 @@ def record_links(prepared: Prepared, cache: build_cache.BuildCache) -> None:
 
 def _link(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, symbols: linking.Symbols) -> tuple:
     """The page's code HTML per section after linking (None where linking changed nothing)."""
-    page = load_page(prepared, cache, stats, rel, prepared.heads[rel].url)
+    page = load_page(prepared, cache, stats, rel)
     linked = linking.link_page(page, linking.references(page, symbols))
     stats.linked += 1
     return tuple(None if new.code_html == old.code_html else new.code_html for old, new in zip(page.sections, linked.sections))
@@ -375,7 +370,7 @@ def linked_page(
     memo = cache.memo("linked")  # kept between `serve` rebuilds
     result = memo.get(key)
     if result is None:
-        page = load_page(prepared, cache, stats, rel, prepared.heads[rel].url)
+        page = load_page(prepared, cache, stats, rel)
         code = build_cache.MISS if rel in prepared.unlinked else cache.get(key)
         if not (isinstance(code, tuple) and len(code) == len(page.sections)):
             code = _link(prepared, cache, stats, rel, symbols)
