@@ -159,18 +159,13 @@ def _report_texts(site: _Site, lang: str, report: Report) -> None:
 
 def _search_index_js(site: _Site, lang: str, folders: list[Folder]) -> str | Path:
     """The language's `search-index.js`: every published page's rows, prepared with its text
-    (and known by that text's key), then the folder listings' entries."""
+    (and known by that text's key, which covers the page's URL), then the folder listings' entries."""
     parts: list[tuple[str, str]] = []
     provenance: list = []  # what the index is made of, for its render key
-    for rel, url in _published(site).items():
+    for rel in _published(site):
         text = site.text(rel, lang)
-        if text.search_url == url:
-            parts.append((text.title, text.search_rows))
-            provenance.append([rel, url, site.prepared.text_keys[rel][lang]])
-        else:  # prepared for another URL (not published then): made now
-            page = site.local(rel, lang)
-            parts.append((page.title, search_index.rows(search_index.entries({rel: page}, {rel: url}))))
-            provenance.append([rel, url, parts[-1]])
+        parts.append((text.title, text.search_rows))
+        provenance.append(site.prepared.text_keys[rel][lang])
     for entry in search_index.folder_entries([(*_folder_title(site, lang, f), f.url) for f in folders]):
         parts.append((entry.title, search_index.rows([entry])))
         provenance.append(parts[-1])

@@ -47,7 +47,6 @@ class TextHead:
     translated_sections: int
     findings: tuple[Finding, ...]
     catalog_findings: tuple[Finding, ...]
-    search_url: str | None
     search_rows: str  # the page's search entries in this language, as rows of the index
 
     @property
@@ -83,6 +82,5 @@ def text_head(text: LocalText, data: PageData) -> TextHead:
         sum(prose),
         text.findings,
         text.catalog_findings,
-        text.search_url,
         text.search_rows,
     )

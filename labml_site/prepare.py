@@ -60,14 +60,11 @@ class LocalText:
     counts: dict[str, int]
     findings: tuple[Finding, ...]  # lookups' findings
     catalog_findings: tuple[Finding, ...]  # the translation file's own (load-time) findings
-    search_url: str | None = None  # the URL `search` was computed for; None: not published
     search_rows: str = ""  # its search entries as rows of the index (stored in its head, not with it)
     marker: str = ""  # "Not yet translated" in this language, shown on untranslated blocks
 
 
-def local_text(
-    page: LocalPage, catalog_findings: Iterable[Finding] = (), search_url: str | None = None, search: Iterable = (), marker: str = ""
-) -> LocalText:
+def local_text(page: LocalPage, catalog_findings: Iterable[Finding] = (), search: Iterable = (), marker: str = "") -> LocalText:
     return LocalText(
         page.title,
         page.summary,
@@ -75,7 +72,6 @@ def local_text(
         dict(page.counts),
         tuple(page.findings),
         tuple(catalog_findings),
-        search_url,
         search_index.rows(search),
         marker,
     )
@@ -168,7 +164,7 @@ def _prepare_file(job: _FileJob, store: build_cache.ObjectStore | None) -> _File
         catalog = Catalog.load(Path(lj.catalog), lj.lang) if lj.catalog is not None else None
         page = localize(data, lj.lang, catalog, lj.marker)
         search = search_index.entries({job.rel: page}, {job.rel: job.url}) if published else []
-        text = local_text(page, catalog.findings if catalog else (), job.url if published else None, search, lj.marker)
+        text = local_text(page, catalog.findings if catalog else (), search, lj.marker)
         texts[lj.lang] = text
         # Cache it only if the translation file is still what the key was computed from.
         if store is not None and (lj.catalog is None or build_cache.FileDigests().digest_of(_catalog_files(Path(lj.catalog))) == lj.catalog_digest):
