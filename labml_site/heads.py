@@ -73,7 +73,7 @@ def page_head(data: PageData) -> PageHead:
 
 
 def text_head(text: LocalText, data: PageData) -> TextHead:
-    prose = [translated for (_html, translated), s in zip(text.sections, data.sections) if s.has_prose]
+    prose = [translated for (_texts, translated), s in zip(text.sections, data.sections) if s.has_prose]
     return TextHead(
         text.title,
         text.summary,

@@ -57,18 +57,6 @@ class LocalPage:
     counts: dict[str, int] = field(default_factory=dict)  # block status → number of blocks
     findings: list[Finding] = field(default_factory=list)
 
-    @property
-    def prose_sections(self) -> int:
-        return sum(1 for s in self.sections if s.has_prose)
-
-    @property
-    def translated_sections(self) -> int:
-        return sum(1 for s in self.sections if s.has_prose and s.translated)
-
-    @property
-    def fully_translated(self) -> bool:
-        return self.translated_sections == self.prose_sections and self.counts.get("title") != "missing"
-
 
 def plain_text(translated_html: str) -> str:
     """Titles and summaries are plain text: drop any markup a translator put in."""
