@@ -3,19 +3,20 @@
 It lives next to the output, in `<out parent>/.<out name>-cache/`, and is always safe to delete:
 a missing, unreadable or corrupted entry is a miss, and a miss means "compute it again".
 
-Two kinds of things are cached:
+Three kinds of things are cached:
 
 * **Objects** (`ObjectStore`): a source file's analysis (`PageData`), its code after linking, and
   its text in each language, each under a key that hashes *every* input it was computed from: the
   file's bytes, the translation file's bytes (and its fuzzy sidecar), the UI marker text, and the
   builder's fingerprint (version, the builder's own source files, the versions of the libraries
   that shape the output). Nothing is ever looked up by name or date, so a stale entry cannot be
-  found: a changed input is a different key.
-* **Rendered pages** (`RenderManifest`): for each page written by the previous build, the hash of
-  everything its template was given (`value_digest` of the context), the template name and the
-  theme's fingerprint. When a page's hash is unchanged and the previous site's file is the very
-  file that build wrote (same inode, size and mtime), the new site hard-links it instead of
-  rendering and writing it again. The site is still assembled in a new folder and swapped in.
+  found: a changed input is a different key. A file's analysis and texts share one pack file.
+* **Heads** (`HeadsFile`, heads.py): the small facts about each object that other pages need,
+  under the object's key, all in one record; plus file digests and which pack holds which key.
+* **Rendered outputs** (`RenderManifest`): for each file written by the previous build, the digest
+  of what it was made from (its inputs, the language's constants, the template and the theme).
+  When that digest is unchanged and the previous site's file is the very file that build wrote
+  (same inode, size and mtime), the file is kept instead of being rendered and written again.
 
 Entries are pickles with a checksum in front. Pickles run code when loaded: the cache folder must
 be as trusted as the source folder (it is written only by the builder, next to the output).
@@ -205,18 +206,18 @@ def fingerprint_of(package: Path, version: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Deterministic hashing of template contexts
+# Deterministic hashing of values (an output's inputs, the configuration, the site's symbols)
 
 
 def value_digest(value: Any) -> str:
-    """A digest of a template context (or any value made of str, numbers, lists, dicts,
-    dataclasses and bound methods of dataclasses such as the UI's gettext).
+    """A digest of a value made of str, numbers, lists, dicts, dataclasses and bound methods of
+    dataclasses (such as the UI's gettext).
 
     Equal values give equal digests across processes. It serializes with the C JSON encoder
-    (contexts are mostly strings, lists and dicts) and describes anything JSON cannot hold by its
+    (inputs are mostly strings, lists and dicts) and describes anything JSON cannot hold by its
     type and fields. Something it cannot describe (an object without fields) is described by its
-    `repr`, which normally carries the object's id: that can only make a page render again, never
-    reuse a stale one.
+    `repr`, which normally carries the object's id: that can only make an output render again,
+    never reuse a stale one.
     """
     text = _ENCODER.encode(value)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
@@ -235,7 +236,7 @@ def _describe(value: Any) -> Any:
         return ["<dataclass>", f"{cls.__module__}.{cls.__qualname__}", *[getattr(value, n) for n in _field_names(cls)]]
     if hasattr(value, "__self__") and hasattr(value, "__func__"):  # a bound method, e.g. ui.gettext
         func = value.__func__
-        return ["<method>", f"{func.__module__}.{func.__qualname__}", _owner_digest(value.__self__)]
+        return ["<method>", f"{func.__module__}.{func.__qualname__}", value_digest(value.__self__)]
     if isinstance(value, (set, frozenset)):
         return ["<set>", sorted((_ENCODER.encode(v) for v in value))]
     if isinstance(value, bytes):
@@ -243,20 +244,6 @@ def _describe(value: Any) -> Any:
     if isinstance(value, tuple):  # only reached for tuple subclasses (named tuples)
         return ["<tuple>", f"{cls.__module__}.{cls.__qualname__}", list(value)]
     return ["<repr>", f"{cls.__module__}.{cls.__qualname__}", repr(value)]
-
-
-_OWNERS: dict[int, tuple[Any, str]] = {}  # id → (object, digest); emptied by BuildCache.open
-
-
-def _owner_digest(owner: Any) -> str:
-    """The digest of a bound method's object (the UI, whose gettext every context carries),
-    computed once per build rather than once per page."""
-    known = _OWNERS.get(id(owner))
-    if known is not None and known[0] is owner:
-        return known[1]
-    result = value_digest(owner)
-    _OWNERS[id(owner)] = (owner, result)
-    return result
 
 
 class _Encoder(json.JSONEncoder):
@@ -536,7 +523,6 @@ class BuildCache:
     def open(cls, out: Path, enabled: bool = True, keep_in_memory: bool = False) -> "BuildCache":
         root = cache_dir_for(out)
         memory = _MEMORY.setdefault(root, {}) if keep_in_memory else None
-        _OWNERS.clear()
         manifest = RenderManifest.load(root / "rendered.pkl") if enabled else RenderManifest(root / "rendered.pkl")
         heads: dict[str, Any] = {}
         if enabled:

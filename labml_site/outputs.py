@@ -1,5 +1,6 @@
-"""The build's outputs: reusing unchanged files of the previous site, noticing that nothing
-changed at all, writing the new site into a temporary folder and swapping it in.
+"""The build's outputs: reusing unchanged files of the previous site, producing the others (in
+forked workers when there are many), noticing that nothing changed at all, and writing: changed
+files in place when most of the site is unchanged, else a new site in a temporary folder swapped in.
 """
 from __future__ import annotations
 
@@ -19,29 +20,6 @@ from .i18n import load_ui
 if TYPE_CHECKING:
     from .builder import _Site
     from .prepare import Prepared
-
-
-def _digestible(site: "_Site", context: dict) -> dict:
-    """The context with its sections replaced by their token when they are exactly (the same
-    objects) the sections `_localized_pages` made; otherwise unchanged, and hashed in full."""
-    sections = context.get("sections")
-    entry = site.section_tokens.get(id(sections)) if sections else None
-    if entry is None or entry[0] is not sections or len(sections) != len(entry[1]):
-        return context
-    if not all(a is b for a, b in zip(sections, entry[1])):
-        return context
-    return {**context, "sections": ["<sections>", entry[2]]}
-
-
-def render_page(site: "_Site", out_rel: str, template: str, context: dict) -> str | Path:
-    """A rendered page, or the previous site's file for it when everything it is made from (its
-    context, the template, the theme, the builder) is unchanged: that file is hard-linked into
-    the new site instead of being rendered and written again."""
-    try:
-        key = build_cache.digest("render", site.theme_key, template, build_cache.value_digest(_digestible(site, context)))
-    except (TypeError, ValueError, RecursionError):  # a context value we cannot describe: render
-        key = None
-    return cached_output(site, out_rel, key, lambda: site.theme.render(template, **context))
 
 
 @dataclass
