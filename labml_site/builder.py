@@ -28,6 +28,7 @@ from .findings import Finding, Report
 from .i18n import UI, language_name, load_ui, text_direction
 from .localize import LocalPage
 from .outputs import (
+    Deferred,
     cached_output,
     copies_not_links,
     inputs_digest,
@@ -110,7 +111,7 @@ class _Site:
     symbols: linking.Symbols  # what the site's code defines
     linked_keys: dict[str, str]  # rel → key of its linked code
     site_titles: dict[str, str] = field(default_factory=dict)  # lang → the site's name (_render_language)
-    outputs: dict[str, str | bytes | Path] = field(default_factory=dict)  # out path → content or file to copy
+    outputs: dict[str, str | bytes | Path | Deferred] = field(default_factory=dict)  # out path → content, file to copy, or to produce
     reused: set[str] = field(default_factory=set)  # outputs that are the previous site's files
     locals: dict[tuple[str, str], LocalPage] = field(default_factory=dict)  # (rel, lang) → page, loaded so far
     languages: dict[str, tuple[str, str]] = field(default_factory=dict)  # lang → (its name, text direction)
