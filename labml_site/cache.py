@@ -272,10 +272,11 @@ class ObjectStore:
         self.used: set[str] = set()
         self.memory = memory  # an in-process layer for long-lived processes (`serve`)
         self.last_pack: tuple[str, Any] = ("", MISS)  # the pack read last, and what it held
+        self.batch: dict[str, Any] | None = None  # entries `put` holds back for one pack (`start_batch`)
 
     def __getstate__(self) -> dict:
         # Worker processes get the paths, not the parent's in-memory layer or key log.
-        return {"root": self.root, "objects": self.objects, "used": set(), "memory": None, "last_pack": ("", MISS)}
+        return {"root": self.root, "objects": self.objects, "used": set(), "memory": None, "last_pack": ("", MISS), "batch": None}
 
     def _path(self, key: str) -> Path:
         return self.objects / f"{key}.pkl"
@@ -284,6 +285,8 @@ class ObjectStore:
         self.used.add(key)
         if self.memory is not None and key in self.memory:
             return self.memory[key]
+        if self.batch is not None and key in self.batch:
+            return self.batch[key]
         return self._remembered(key, self._load(key))
 
     def get_from_pack(self, pack: str, key: str) -> Any:
@@ -303,7 +306,26 @@ class ObjectStore:
         self.used.add(key)
         if self.memory is not None:
             self.memory[key] = value
-        self._store(key, value)
+        if self.batch is not None:
+            self.batch[key] = value
+        else:
+            self._store(key, value)
+
+    def start_batch(self) -> None:
+        """Hold back what `put` stores until `end_batch`, which writes it as one pack: a worker
+        that stores an entry per page would otherwise create a file per page (on a file system
+        that has just deleted the previous site, creating a file costs ~0.5 ms)."""
+        self.batch = {}
+
+    def end_batch(self) -> tuple[str, tuple[str, ...]]:
+        """Write the held-back entries as one pack: its name and keys (for `BuildCache.packed`),
+        or ("", ()) when there were none."""
+        entries, self.batch = self.batch or {}, None
+        if not entries:
+            return "", ()
+        pack = digest("pack", *entries)
+        self.put_pack(pack, entries)
+        return pack, tuple(entries)
 
     def put_pack(self, pack: str, entries: dict[str, Any]) -> None:
         """Several entries in one file (`pack` names it): a file per entry costs more to create
@@ -561,10 +583,14 @@ class BuildCache:
 
     def packed(self, pack: str, keys: Iterable[str]) -> None:
         """Note that a worker stored these keys' entries in the pack `pack`."""
-        if self.enabled:
+        if self.enabled and pack:
             self.store.used.add(pack)
             for key in keys:
                 self.set_head(_PACK + key, pack)
+
+    def has(self, key: str) -> bool:
+        """Whether `key` has an entry, on its own or in a pack (as far as this build knows)."""
+        return self.enabled and (self.store.has(key) or _PACK + key in self.heads)
 
     def memo(self, kind: str) -> dict[str, Any]:
         """A dict for derived objects that a long-lived process (`serve`) keeps from one build to

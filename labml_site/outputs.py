@@ -48,7 +48,7 @@ def cached_output(
             site.reused.add(out_rel)
             return previous
     setattr(site.stats, made, getattr(site.stats, made) + 1)
-    if site.defer and not copy:
+    if site.defer:
         return Deferred(produce, group or out_rel)
     return _utf8(produce())
 
@@ -72,13 +72,16 @@ def produce_outputs(site: "_Site", into: Path | None = None, jobs: int = 0) -> s
     tasks = _balanced([rels for rels in groups.values()], workers * 6)
     site.theme.compile_all()  # once, shared by the workers
 
-    def produce_into(rels: list[str]) -> dict[str, int]:
+    def produce_into(rels: list[str]) -> tuple[dict[str, int], tuple[str, tuple[str, ...]]]:
         before = dataclasses.asdict(site.stats)
+        site.cache.store.start_batch()  # what the task caches (its pages' links) goes in one file
         write_outputs({rel: _utf8(site.outputs[rel].produce()) for rel in rels}, into)
+        pack = site.cache.store.end_batch()
         after = dataclasses.asdict(site.stats)
-        return {name: after[name] - before[name] for name in _COUNTERS}
+        return {name: after[name] - before[name] for name in _COUNTERS}, pack
 
-    for counts in fork_map(produce_into, tasks, workers):
+    for counts, (pack, keys) in fork_map(produce_into, tasks, workers):
+        site.cache.packed(pack, keys)
         for name, n in counts.items():
             setattr(site.stats, name, getattr(site.stats, name) + n)
     site.stats.workers = max(site.stats.workers, workers)

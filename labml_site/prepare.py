@@ -149,15 +149,15 @@ class _FileResult:
     data: PageData | None  # None when the job came with its analysis
     texts: dict[str, LocalText]
     notebook: str | None = None  # the page's .ipynb, made with its analysis (where it is cheap: in a worker)
-    pack: str = ""  # the cache pack the job's entries were stored in ("" when none)
-    packed: tuple[str, ...] = ()  # their keys
 
 
-def _prepare_file(job: _FileJob, store: build_cache.ObjectStore | None) -> _FileResult:
-    """Analyse (unless cached) and localize one file; runs in a worker process or inline."""
+def _prepare_file(job: _FileJob, entries: dict[str, object] | None) -> _FileResult:
+    """Analyse (unless cached) and localize one file; runs in a worker process or inline. What
+    should be cached goes into `entries` (None: caching is off)."""
     analysed = job.data is None
     data = _analyse_source(job.rel, job.url, job.source) if analysed else job.data
-    entries: dict[str, object] = {job.key: data} if analysed else {}  # what goes into the cache
+    if analysed and entries is not None:
+        entries[job.key] = data
     published = job.is_index or bool(data.sections)
     texts: dict[str, LocalText] = {}
     for lj in job.langs:
@@ -167,18 +167,37 @@ def _prepare_file(job: _FileJob, store: build_cache.ObjectStore | None) -> _File
         text = local_text(page, catalog.findings if catalog else (), search, lj.marker)
         texts[lj.lang] = text
         # Cache it only if the translation file is still what the key was computed from.
-        if store is not None and (lj.catalog is None or build_cache.FileDigests().digest_of(_catalog_files(Path(lj.catalog))) == lj.catalog_digest):
+        if entries is not None and (lj.catalog is None or build_cache.FileDigests().digest_of(_catalog_files(Path(lj.catalog))) == lj.catalog_digest):
             entries[lj.key] = replace(text, search_rows="")  # the rows are kept once, in its head
+    notebook = notebooks.notebook_json(data) if analysed and notebooks.wants_notebook(data) else None
+    return _FileResult(data if analysed else None, texts, notebook)
+
+
+@dataclass(frozen=True)
+class _GroupResult:
+    results: tuple[_FileResult, ...]
+    pack: str = ""  # the cache pack the group's entries were stored in ("" when none)
+    packed: tuple[str, ...] = ()  # their keys
+
+
+def _prepare_group(jobs: tuple[_FileJob, ...], store: build_cache.ObjectStore | None) -> _GroupResult:
+    """Several files, whose cache entries are written together in one pack file (creating a
+    file costs more than filling it)."""
+    entries: dict[str, object] | None = {} if store is not None else None
+    results = tuple(_prepare_file(job, entries) for job in jobs)
     pack = ""
     if store is not None and entries:
         pack = build_cache.digest("pack", *entries)
         store.put_pack(pack, entries)
-    notebook = notebooks.notebook_json(data) if analysed and notebooks.wants_notebook(data) else None
-    return _FileResult(data if analysed else None, texts, notebook, pack, tuple(entries))
+    return _GroupResult(results, pack, tuple(entries or ()))
 
 
-def _prepare_job(args: tuple[_FileJob, build_cache.ObjectStore | None]) -> _FileResult:
-    return _prepare_file(*args)
+def _prepare_job(args: tuple[tuple[_FileJob, ...], build_cache.ObjectStore | None]) -> _GroupResult:
+    return _prepare_group(*args)
+
+
+def _groups(jobs: list[_FileJob], size: int) -> list[tuple[_FileJob, ...]]:
+    return [tuple(jobs[i : i + size]) for i in range(0, len(jobs), size)]
 
 
 def prepare_pages(
@@ -235,17 +254,17 @@ def prepare_pages(
     cores = os.cpu_count() or 1
     workers = min(config.jobs or cores, len(jobs)) if config.jobs or len(jobs) >= PARALLEL_MIN_FILES else 1
     if workers <= 1:
-        for job in jobs:
-            _take_result(prepared, cache, stats, job, _prepare_file(job, store))
+        for group in _groups(jobs, 8):
+            _take_group(prepared, cache, stats, group, _prepare_group(group, store))
     else:
         stats.workers = workers
-        # Largest files first, in small chunks, so the workers finish together; results are
+        # Largest files first, in small groups, so the workers finish together; results are
         # taken in as they come, while the workers go on.
         jobs.sort(key=lambda job: len(job.source), reverse=True)
+        groups = _groups(jobs, max(1, min(4, len(jobs) // (workers * 16))))
         with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context()) as pool:
-            chunk = max(1, min(4, len(jobs) // (workers * 16)))
-            for job, result in zip(jobs, pool.map(_prepare_job, [(job, store) for job in jobs], chunksize=chunk)):
-                _take_result(prepared, cache, stats, job, result)
+            for group, result in zip(groups, pool.map(_prepare_job, [(group, store) for group in groups])):
+                _take_group(prepared, cache, stats, group, result)
     prepared.heads = {f.rel: prepared.heads[f.rel] for f in files.pages}
     return prepared
 
@@ -259,9 +278,13 @@ def source_of(prepared: Prepared, rel: str) -> bytes:
     return source
 
 
+def _take_group(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, jobs: tuple[_FileJob, ...], group: _GroupResult) -> None:
+    cache.packed(group.pack, group.packed)
+    for job, result in zip(jobs, group.results):
+        _take_result(prepared, cache, stats, job, result)
+
+
 def _take_result(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, job: _FileJob, result: _FileResult) -> None:
-    if result.pack:
-        cache.packed(result.pack, result.packed)
     if result.data is not None:
         _take_page(prepared, cache, stats, job.rel, job.key, result.data)
     if result.notebook is not None:
@@ -316,7 +339,7 @@ def load_text(prepared: Prepared, cache: build_cache.BuildCache, stats: build_ca
         else:
             file = prepared.files[rel]
             job = _FileJob(rel, file.url, file.is_index, source_of(prepared, rel), prepared.keys[rel], data, (lj,))
-            _take_result(prepared, cache, stats, job, _prepare_file(job, cache.store if cache.enabled else None))
+            _take_group(prepared, cache, stats, (job,), _prepare_group((job,), cache.store if cache.enabled else None))
             text = prepared.texts[(rel, lang)]
     return text
 
@@ -344,7 +367,7 @@ def link_code_cached(
 def record_links(prepared: Prepared, cache: build_cache.BuildCache) -> None:
     """Heads for the links this build stored (in this process or in a worker)."""
     for rel, key in prepared.unlinked.items():
-        if rel in prepared.linked or cache.store.has(key):
+        if rel in prepared.linked or cache.has(key):
             cache.remember(key, None)  # (`prune` keeps what a worker stored)
             cache.set_head(key, True)
 

@@ -346,9 +346,10 @@ def test_corrupted_cache_files_are_ignored_and_rebuilt(tmp_path):
     out = tmp_path / "site"
     first = snapshot(build(config(src, tr, out)).out)
     cache_dir = build_cache.cache_dir_for(out)
-    # A pack per source file (its analysis and texts), its linked code, heads, manifest, last build.
+    # A pack of the source files' analyses and texts, each page's linked code, heads, manifest,
+    # last build.
     entries = sorted(cache_dir.rglob("*.pkl"))
-    assert len(entries) >= 3 + 3 + 3
+    assert len(entries) >= 1 + 3 + 3
     for i, entry in enumerate(entries):
         data = entry.read_bytes()
         if i % 3 == 0:
@@ -450,6 +451,9 @@ def test_parallel_build_equals_serial_build(tmp_path, monkeypatch):
     again = build(config(src, tr, tmp_path / "a", jobs=2))
     assert again.stats.analysed == 0 and again.stats.localized == 0 and again.stats.rendered == 0
     assert again.stats.linked == 0 and again.stats.link_reused == len(files)
+    # Each render task stored its pages' links in one file, not one file per page.
+    objects = list((build_cache.cache_dir_for(tmp_path / "a") / "objects").iterdir())
+    assert len(objects) <= len(files) + 2 * 6
 
 
 # ---------------------------------------------------------------------------------------------
