@@ -148,13 +148,16 @@ class HeadsFile:
         return heads
 
     def save(self, heads: dict[str, Any], changed: Iterable[str], removed: Iterable[str]) -> None:
-        frame = _encode(pickle.dumps(({k: heads[k] for k in changed if k in heads}, list(removed)), protocol=pickle.HIGHEST_PROTOCOL))
         try:
             base_size = self.base.stat().st_size
             log_size = self.log.stat().st_size if self.log.exists() else 0
         except OSError:
             base_size = log_size = 0
         try:
+            frame = b""
+            if base_size:  # (else the whole record is written: no frame to make)
+                changes = ({k: heads[k] for k in changed if k in heads}, list(removed))
+                frame = _encode(pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL))
             if base_size and (log_size + len(frame)) * 4 < base_size:
                 with open(self.log, "ab") as f:
                     f.write(frame)

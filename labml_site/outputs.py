@@ -56,15 +56,18 @@ def cached_output(
 PARALLEL_MIN_OUTPUTS = 200  # fewer renders than this are quicker in the main process
 
 
-def produce_outputs(site: "_Site", into: Path | None = None, jobs: int = 0) -> set[str]:
+def produce_outputs(site: "_Site", into: Path | None = None, jobs: int = 0, meanwhile: Callable[[], object] | None = None) -> set[str]:
     """Produce every deferred output. With `into` (the new site's folder) and enough of them,
     forked workers produce and write them there, each taking whole groups; returns the outputs
-    written so. Otherwise they are produced here and held in `site.outputs`."""
+    written so. Otherwise they are produced here and held in `site.outputs`. `meanwhile` runs
+    once, while the workers work if there are any."""
     deferred = [rel for rel, content in site.outputs.items() if isinstance(content, Deferred)]
     workers = min(jobs or os.cpu_count() or 1, 8)
     if into is None or workers <= 1 or len(deferred) < PARALLEL_MIN_OUTPUTS or not can_fork():
         for rel in deferred:
             site.outputs[rel] = _utf8(site.outputs[rel].produce())
+        if meanwhile is not None:
+            meanwhile()
         return set()
     groups: dict[str, list[str]] = {}
     for rel in deferred:
@@ -80,7 +83,7 @@ def produce_outputs(site: "_Site", into: Path | None = None, jobs: int = 0) -> s
         after = dataclasses.asdict(site.stats)
         return {name: after[name] - before[name] for name in _COUNTERS}, pack
 
-    for counts, (pack, keys) in fork_map(produce_into, tasks, workers):
+    for counts, (pack, keys) in fork_map(produce_into, tasks, workers, meanwhile):
         site.cache.packed(pack, keys)
         for name, n in counts.items():
             setattr(site.stats, name, getattr(site.stats, name) + n)

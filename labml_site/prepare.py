@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import posixpath
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Iterator
 
 from . import cache as build_cache
 from . import linking, notebooks, search_index
@@ -200,73 +200,144 @@ def _groups(jobs: list[_FileJob], size: int) -> list[tuple[_FileJob, ...]]:
     return [tuple(jobs[i : i + size]) for i in range(0, len(jobs), size)]
 
 
+class _Dispatch:
+    """Hands jobs to worker processes as soon as there are enough of them to be worth starting
+    workers for, in small groups, while the main process goes on computing the other files' keys
+    (reading and hashing every source and translation file, ~0.1 s for 250 files); with fewer
+    jobs, they are done here at the end."""
+
+    def __init__(self, store: build_cache.ObjectStore | None, jobs: int, files: int) -> None:
+        self.store = store
+        self.workers = jobs or os.cpu_count() or 1
+        self.start_at = 2 if jobs else PARALLEL_MIN_FILES
+        self.size = max(1, min(4, files // (self.workers * 16)))  # jobs per group
+        self.count = 0
+        self.waiting: list[_FileJob] = []
+        self.sent: list[tuple[tuple[_FileJob, ...], Future]] = []
+        self.pool: ProcessPoolExecutor | None = None
+
+    def add(self, job: _FileJob) -> None:
+        self.waiting.append(job)
+        self.count += 1
+        if self.pool is None and self.workers > 1 and self.count >= self.start_at:
+            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=pool_context())
+        if self.pool is not None and len(self.waiting) >= self.size:
+            self._send()
+
+    def send_all(self) -> None:
+        if self.pool is not None and self.waiting:
+            self._send()
+
+    def _send(self) -> None:
+        for group in _groups(self.waiting, self.size):
+            self.sent.append((group, self.pool.submit(_prepare_job, (group, self.store))))
+        self.waiting = []
+
+    def results(self) -> Iterator[tuple[tuple[_FileJob, ...], _GroupResult]]:
+        """Every group's result, in the order sent (each taken while the workers go on)."""
+        if self.pool is None:
+            for group in _groups(self.waiting, 8):
+                yield group, _prepare_group(group, self.store)
+            return
+        self.send_all()
+        for group, future in self.sent:
+            yield group, future.result()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+
+def _size(file: SourceFile) -> int:
+    try:
+        return file.path.stat().st_size
+    except OSError:
+        return 0  # (its digest reports it missing)
+
+
 def prepare_pages(
     files: SiteFiles,
     config: BuildConfig,
     cache: build_cache.BuildCache,
     stats: build_cache.BuildStats,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Prepared:
-    """Every page's head and its text heads in every language, computing only what changed."""
+    """Every page's head and its text heads in every language, computing only what changed.
+    `meanwhile`: the main process's own work, done while worker processes (if any) analyse."""
     fingerprint = cache.fingerprint
     markers = {lang: load_ui(lang).gettext("Not yet translated") for lang in config.langs}
     prepared = Prepared({}, {f.rel: {} for f in files.pages}, {})
-    jobs: list[_FileJob] = []
-    for file in files.pages:
-        source_digest = cache.files.digest(file.path)
-        if source_digest == cache.files.MISSING:
-            raise FileNotFoundError(f"{file.path} disappeared during the build; rebuild")
-        prepared.files[file.rel], prepared.source_digests[file.rel] = file, source_digest
-        key = prepared.keys[file.rel] = build_cache.digest("page", fingerprint, file.rel, file.url, source_digest)
-        head = cache.head(key)
-        data = None
-        if not isinstance(head, PageHead):
-            data = cache.get(key)
-            data = data if isinstance(data, PageData) else None
-            if data is not None:
-                prepared.pages[file.rel] = data
-                head = page_head(data)
-                cache.set_head(key, head)
-        missing: list[_LangJob] = []
-        for lang in config.langs:
-            if lang == config.base_lang:
-                catalog, catalog_digest = None, ""
-            else:
-                path = translation_path(config.translations, file, lang)
-                catalog, catalog_digest = str(path), cache.files.digest_of(_catalog_files(path))
-            text_key = build_cache.digest("text", key, lang, str(catalog), catalog_digest, markers[lang], str(file.is_index))
-            prepared.text_keys.setdefault(file.rel, {})[lang] = text_key
-            lang_job = prepared.lang_jobs[(file.rel, lang)] = _LangJob(lang, catalog, catalog_digest, markers[lang], text_key)
-            found = cache.head(text_key)  # (without it, the text is made again: its search rows live only there)
-            if isinstance(found, TextHead):
-                prepared.text_heads[file.rel][lang] = found
-                stats.localization_reused += 1
-            else:
-                missing.append(lang_job)
-        if isinstance(head, PageHead):
-            prepared.heads[file.rel] = head
-            stats.analysis_reused += 1
-        if not isinstance(head, PageHead) or missing:
-            if isinstance(head, PageHead) and data is None:
-                data = load_page(prepared, cache, stats, file.rel)
-            jobs.append(_FileJob(file.rel, file.url, file.is_index, source_of(prepared, file.rel), key, data, tuple(missing)))
-
-    store = cache.store if cache.enabled else None
-    cores = os.cpu_count() or 1
-    workers = min(config.jobs or cores, len(jobs)) if config.jobs or len(jobs) >= PARALLEL_MIN_FILES else 1
-    if workers <= 1:
-        for group in _groups(jobs, 8):
-            _take_group(prepared, cache, stats, group, _prepare_group(group, store))
-    else:
-        stats.workers = workers
-        # Largest files first, in small groups, so the workers finish together; results are
-        # taken in as they come, while the workers go on.
-        jobs.sort(key=lambda job: len(job.source), reverse=True)
-        groups = _groups(jobs, max(1, min(4, len(jobs) // (workers * 16))))
-        with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context()) as pool:
-            for group, result in zip(groups, pool.map(_prepare_job, [(group, store) for group in groups])):
-                _take_group(prepared, cache, stats, group, result)
-    prepared.heads = {f.rel: prepared.heads[f.rel] for f in files.pages}
+    dispatch = _Dispatch(cache.store if cache.enabled else None, config.jobs, len(files.pages))
+    try:
+        # Largest files first, so the workers finish together.
+        for file in sorted(files.pages, key=_size, reverse=True):
+            job = _file_job(prepared, cache, config, stats, file, fingerprint, markers)
+            if job is not None:
+                dispatch.add(job)
+        if dispatch.pool is not None:
+            stats.workers = min(dispatch.workers, dispatch.count)
+            dispatch.send_all()
+            if meanwhile is not None:
+                meanwhile()
+        for group, result in dispatch.results():
+            _take_group(prepared, cache, stats, group, result)
+    finally:
+        dispatch.close()
+    order = [f.rel for f in files.pages]  # discovery order, as the site lists them
+    prepared.heads = {rel: prepared.heads[rel] for rel in order}
+    prepared.keys = {rel: prepared.keys[rel] for rel in order}
+    prepared.files = {rel: prepared.files[rel] for rel in order}
     return prepared
+
+
+def _file_job(
+    prepared: Prepared,
+    cache: build_cache.BuildCache,
+    config: BuildConfig,
+    stats: build_cache.BuildStats,
+    file: SourceFile,
+    fingerprint: str,
+    markers: dict[str, str],
+) -> _FileJob | None:
+    """The file's keys and what the cache has for them; the work left to do, if any."""
+    source_digest = cache.files.digest(file.path)
+    if source_digest == cache.files.MISSING:
+        raise FileNotFoundError(f"{file.path} disappeared during the build; rebuild")
+    prepared.files[file.rel], prepared.source_digests[file.rel] = file, source_digest
+    key = prepared.keys[file.rel] = build_cache.digest("page", fingerprint, file.rel, file.url, source_digest)
+    head = cache.head(key)
+    data = None
+    if not isinstance(head, PageHead):
+        data = cache.get(key)
+        data = data if isinstance(data, PageData) else None
+        if data is not None:
+            prepared.pages[file.rel] = data
+            head = page_head(data)
+            cache.set_head(key, head)
+    missing: list[_LangJob] = []
+    for lang in config.langs:
+        if lang == config.base_lang:
+            catalog, catalog_digest = None, ""
+        else:
+            path = translation_path(config.translations, file, lang)
+            catalog, catalog_digest = str(path), cache.files.digest_of(_catalog_files(path))
+        text_key = build_cache.digest("text", key, lang, str(catalog), catalog_digest, markers[lang], str(file.is_index))
+        prepared.text_keys.setdefault(file.rel, {})[lang] = text_key
+        lang_job = prepared.lang_jobs[(file.rel, lang)] = _LangJob(lang, catalog, catalog_digest, markers[lang], text_key)
+        found = cache.head(text_key)  # (without it, the text is made again: its search rows live only there)
+        if isinstance(found, TextHead):
+            prepared.text_heads[file.rel][lang] = found
+            stats.localization_reused += 1
+        else:
+            missing.append(lang_job)
+    if isinstance(head, PageHead):
+        prepared.heads[file.rel] = head
+        stats.analysis_reused += 1
+    if isinstance(head, PageHead) and not missing:
+        return None
+    if isinstance(head, PageHead) and data is None:
+        data = load_page(prepared, cache, stats, file.rel)
+    return _FileJob(file.rel, file.url, file.is_index, source_of(prepared, file.rel), key, data, tuple(missing))
 
 
 def source_of(prepared: Prepared, rel: str) -> bytes:

@@ -30,14 +30,17 @@ def _run(item):
     return _TASK(item)
 
 
-def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
+def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int, meanwhile: Callable[[], object] | None = None) -> list[R]:
     """`[fn(item) for item in items]` in `workers` forked children (only call when `can_fork()`).
     `fn` may be a closure over anything: children inherit it. Results are sent back pickled, so
-    they should be small."""
+    they should be small. `meanwhile` runs here while the children work."""
     global _TASK
     _TASK = fn
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            return list(pool.map(_run, items, chunksize=1))
+            results = pool.map(_run, items, chunksize=1)
+            if meanwhile is not None:
+                meanwhile()
+            return list(results)
     finally:
         _TASK = None
