@@ -302,6 +302,10 @@ class ObjectStore:
         entries = self.last_pack[1]
         return self._remembered(key, entries.get(key, MISS) if isinstance(entries, dict) else MISS)
 
+    def pack_of(self, key: str) -> str:
+        """The pack file that holds `key`'s entry ("" when none is known)."""
+        return self.heads.get(_PACK + key, "") if self.enabled else ""
+
     def has(self, key: str) -> bool:
         return (self.memory is not None and key in self.memory) or self._path(key).exists()
 
@@ -590,6 +594,10 @@ class BuildCache:
             self.store.used.add(pack)
             for key in keys:
                 self.set_head(_PACK + key, pack)
+
+    def pack_of(self, key: str) -> str:
+        """The pack file that holds `key`'s entry ("" when none is known)."""
+        return self.heads.get(_PACK + key, "") if self.enabled else ""
 
     def has(self, key: str) -> bool:
         """Whether `key` has an entry, on its own or in a pack (as far as this build knows)."""

@@ -72,7 +72,11 @@ def produce_outputs(site: "_Site", into: Path | None = None, jobs: int = 0, mean
     groups: dict[str, list[str]] = {}
     for rel in deferred:
         groups.setdefault(site.outputs[rel].group, []).append(rel)
-    tasks = _balanced([rels for rels in groups.values()], workers * 6)
+    # Pages whose analyses and texts share a cache pack go to the same task, one after the other,
+    # so that a worker reads each pack once (a page's group is its source's rel).
+    keys = site.prepared.keys
+    order = sorted(groups, key=lambda group: site.cache.pack_of(keys[group]) if group in keys else "")
+    tasks = _balanced([groups[group] for group in order], workers * 6)
     site.theme.compile_all()  # once, shared by the workers
 
     def produce_into(rels: list[str]) -> tuple[dict[str, int], tuple[str, tuple[str, ...]]]:

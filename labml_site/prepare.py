@@ -146,31 +146,42 @@ def _catalog_files(path: Path) -> list[Path]:
 
 @dataclass(frozen=True)
 class _FileResult:
-    data: PageData | None  # None when the job came with its analysis
-    texts: dict[str, LocalText]
+    head: PageHead | None  # None when the job came with its analysis
+    text_heads: dict[str, TextHead]
+    data: PageData | None  # the analysis itself, when sent (see `_prepare_file`)
+    texts: dict[str, LocalText]  # the texts sent
     notebook: str | None = None  # the page's .ipynb, made with its analysis (where it is cheap: in a worker)
 
 
-def _prepare_file(job: _FileJob, entries: dict[str, object] | None) -> _FileResult:
+def _prepare_file(job: _FileJob, entries: dict[str, object] | None, send: bool = True) -> _FileResult:
     """Analyse (unless cached) and localize one file; runs in a worker process or inline. What
-    should be cached goes into `entries` (None: caching is off)."""
+    should be cached goes into `entries` (None: caching is off). Unless `send`, what went into
+    the cache comes back as heads only: the main process needs no more, and the workers that
+    render load it from the cache (sending it costs pickling it twice, and the main process's
+    time unpickling it while the workers are busy)."""
     analysed = job.data is None
     data = _analyse_source(job.rel, job.url, job.source) if analysed else job.data
     if analysed and entries is not None:
         entries[job.key] = data
     published = job.is_index or bool(data.sections)
     texts: dict[str, LocalText] = {}
+    text_heads: dict[str, TextHead] = {}
     for lj in job.langs:
         catalog = Catalog.load(Path(lj.catalog), lj.lang) if lj.catalog is not None else None
         page = localize(data, lj.lang, catalog, lj.marker)
         search = search_index.entries({job.rel: page}, {job.rel: job.url}) if published else []
         text = local_text(page, catalog.findings if catalog else (), search, lj.marker)
-        texts[lj.lang] = text
+        text_heads[lj.lang] = text_head(text, data)
         # Cache it only if the translation file is still what the key was computed from.
         if entries is not None and (lj.catalog is None or build_cache.FileDigests().digest_of(_catalog_files(Path(lj.catalog))) == lj.catalog_digest):
             entries[lj.key] = replace(text, search_rows="")  # the rows are kept once, in its head
+            if send:
+                texts[lj.lang] = text
+        else:
+            texts[lj.lang] = text
     notebook = notebooks.notebook_json(data) if analysed and notebooks.wants_notebook(data) else None
-    return _FileResult(data if analysed else None, texts, notebook)
+    head = page_head(data) if analysed else None
+    return _FileResult(head, text_heads, data if analysed and (send or entries is None) else None, texts, notebook)
 
 
 @dataclass(frozen=True)
@@ -180,11 +191,11 @@ class _GroupResult:
     packed: tuple[str, ...] = ()  # their keys
 
 
-def _prepare_group(jobs: tuple[_FileJob, ...], store: build_cache.ObjectStore | None) -> _GroupResult:
+def _prepare_group(jobs: tuple[_FileJob, ...], store: build_cache.ObjectStore | None, send: bool = True) -> _GroupResult:
     """Several files, whose cache entries are written together in one pack file (creating a
     file costs more than filling it)."""
     entries: dict[str, object] | None = {} if store is not None else None
-    results = tuple(_prepare_file(job, entries) for job in jobs)
+    results = tuple(_prepare_file(job, entries, send) for job in jobs)
     pack = ""
     if store is not None and entries:
         pack = build_cache.digest("pack", *entries)
@@ -192,7 +203,7 @@ def _prepare_group(jobs: tuple[_FileJob, ...], store: build_cache.ObjectStore | 
     return _GroupResult(results, pack, tuple(entries or ()))
 
 
-def _prepare_job(args: tuple[tuple[_FileJob, ...], build_cache.ObjectStore | None]) -> _GroupResult:
+def _prepare_job(args: tuple[tuple[_FileJob, ...], build_cache.ObjectStore | None, bool]) -> _GroupResult:
     return _prepare_group(*args)
 
 
@@ -208,6 +219,9 @@ class _Dispatch:
 
     def __init__(self, store: build_cache.ObjectStore | None, jobs: int, files: int) -> None:
         self.store = store
+        # Objects come back from the workers only where the cache cannot give them to the
+        # renderers: caching off, or kept in this process's memory (`serve`).
+        self.send = store is None or store.memory is not None
         self.workers = jobs or os.cpu_count() or 1
         self.start_at = 2 if jobs else PARALLEL_MIN_FILES
         self.size = max(1, min(4, files // (self.workers * 16)))  # jobs per group
@@ -230,7 +244,7 @@ class _Dispatch:
 
     def _send(self) -> None:
         for group in _groups(self.waiting, self.size):
-            self.sent.append((group, self.pool.submit(_prepare_job, (group, self.store))))
+            self.sent.append((group, self.pool.submit(_prepare_job, (group, self.store, self.send))))
         self.waiting = []
 
     def results(self) -> Iterator[tuple[tuple[_FileJob, ...], _GroupResult]]:
@@ -356,30 +370,28 @@ def _take_group(prepared: Prepared, cache: build_cache.BuildCache, stats: build_
 
 
 def _take_result(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, job: _FileJob, result: _FileResult) -> None:
-    if result.data is not None:
-        _take_page(prepared, cache, stats, job.rel, job.key, result.data)
+    if result.head is not None:
+        _take_page(prepared, cache, stats, job.rel, job.key, result.head, result.data)
     if result.notebook is not None:
         prepared.notebooks[job.rel] = result.notebook
-    data = prepared.pages[job.rel]
     for lj in job.langs:
-        _take_text(prepared, cache, job.rel, lj, result.texts[lj.lang], data)
+        text = result.texts.get(lj.lang)
+        if text is not None:
+            prepared.texts[(job.rel, lj.lang)] = text
+        prepared.text_heads[job.rel][lj.lang] = result.text_heads[lj.lang]
+        cache.remember(lj.key, text)
+        cache.set_head(lj.key, result.text_heads[lj.lang])
     stats.localized += len(job.langs)
 
 
-def _take_page(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, key: str, data: PageData) -> None:
+def _take_page(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, key: str, head: PageHead, data: PageData | None) -> None:
     """A page analysed in this build (by a worker, which stored it, or inline)."""
-    prepared.pages[rel] = data
-    prepared.heads[rel] = page_head(data)
+    if data is not None:
+        prepared.pages[rel] = data
+    prepared.heads[rel] = head
     stats.analysed += 1
     cache.remember(key, data)
-    cache.set_head(key, prepared.heads[rel])
-
-
-def _take_text(prepared: Prepared, cache: build_cache.BuildCache, rel: str, lj: _LangJob, text: LocalText, data: PageData) -> None:
-    prepared.texts[(rel, lj.lang)] = text
-    prepared.text_heads[rel][lj.lang] = text_head(text, data)
-    cache.remember(lj.key, text)
-    cache.set_head(lj.key, prepared.text_heads[rel][lj.lang])
+    cache.set_head(key, head)
 
 
 def load_page(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str) -> PageData:
@@ -394,7 +406,7 @@ def load_page(prepared: Prepared, cache: build_cache.BuildCache, stats: build_ca
         else:
             data = _analyse_source(rel, prepared.files[rel].url, source_of(prepared, rel))
             cache.put(key, data)
-            _take_page(prepared, cache, stats, rel, key, data)
+            _take_page(prepared, cache, stats, rel, key, page_head(data), data)
     return data
 
 

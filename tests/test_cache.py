@@ -445,6 +445,10 @@ def test_parallel_build_equals_serial_build(tmp_path, monkeypatch):
     serial = build(config(src, tr, tmp_path / "b", jobs=1, cache=False))
     assert parallel.stats.workers == 2 and serial.stats.workers == 1
     assert snapshot(parallel.out) == snapshot(serial.out)
+    # With a cache, the render workers load what the analysis workers stored; without one, the
+    # analysis workers send it all back.
+    uncached = build(config(src, tr, tmp_path / "c", jobs=2, cache=False))
+    assert uncached.stats.workers == 2 and snapshot(uncached.out) == snapshot(serial.out)
     # The workers' counts reach the result, and what they computed reached the cache.
     assert parallel.stats.linked == serial.stats.linked == len(files)
     assert parallel.stats.rendered == serial.stats.rendered
