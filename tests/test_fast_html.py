@@ -539,3 +539,102 @@ def test_sanitize_keeps_each_threads_allowed_links_apart():
         assert len(outputs) == 1
         (out,) = outputs
         assert re.findall(r'href="([^"]+)"', out) == [f"https://example.org/{n}"]
+
+
+# --------------------------------------------------------------------------------------------
+# Entry checks on outlines: the built-in checks read `HtmlOutline`s (no positions, shared between
+# fragments with the same tags, made by `_shape` from the regular expression tokenizer). The
+# reference runs every check on outlines made from `html.parser`'s summaries instead.
+
+
+class _StrictContext(checks.EntryContext):
+    """Key and value read by `html.parser` alone."""
+
+    @property
+    def key_outline(self) -> checks.HtmlOutline:
+        return checks._outline(summarize_html_strict(self.key))
+
+    @property
+    def value_outline(self) -> checks.HtmlOutline:
+        return checks._outline(summarize_html_strict(self.value))
+
+    @property
+    def key_html(self) -> HtmlSummary:
+        return summarize_html_strict(self.key)
+
+    @property
+    def value_html(self) -> HtmlSummary:
+        return summarize_html_strict(self.value)
+
+
+def assert_same_findings(key: str, value: str) -> list:
+    found = checks.run_entry_checks(checks.EntryContext(key, value, "t.zh.json", 3, "zh"))
+    assert found == checks.run_entry_checks(_StrictContext(key, value, "t.zh.json", 3, "zh")), (key, value)
+    assert checks.outline_html(value) == checks._outline(summarize_html_strict(value)), value
+    return found
+
+
+@st.composite
+def retranslated(draw, key_strategy) -> tuple[str, str]:
+    """A key and a value with the key's tags (as a translation nearly always is), new texts in
+    between, and now and then one tag added, dropped or changed."""
+    key = draw(key_strategy)
+    pieces = re.split(r"(<[^<>]*>)", key)
+    for i in range(0, len(pieces), 2):
+        pieces[i] = draw(st.sampled_from([pieces[i], *TEXTS, "翻译", " 译文 ", ""]))
+    if draw(st.booleans()) and len(pieces) > 1:
+        i = draw(st.integers(0, len(pieces) - 1))
+        pieces[i] = draw(st.one_of(st.sampled_from(ODD_MARKUP + TEXTS + ["", "<p>", "</p>", "</a>"]),
+                                   start_tag(PLAIN_NAMES, PLAIN_VALUES, PLAIN_SPACES, True)))
+    return key, "".join(pieces)
+
+
+@SETTINGS
+@given(st.one_of(retranslated(fragments(plain_only=True)), retranslated(fragments(plain_only=False)),
+                 st.tuples(fragments(plain_only=False), fragments(plain_only=False))))
+def test_checks_on_outlines_equal_the_checks_on_summaries(pair):
+    assert_same_findings(*pair)
+
+
+def test_checks_on_outlines_find_the_same_in_fixtures_and_xss_vectors():
+    found = []
+    for key, value in KEYS_AND_VALUES:
+        found += assert_same_findings(key, value)
+    for _, payload in VECTORS + TEXT_ONLY:
+        for _, key, value in carriers(payload):
+            found += assert_same_findings(key, value)
+    # the comparison covers findings of every kind, not just clean entries
+    assert {"unsafe-tag", "unsafe-attribute", "unsafe-url", "link-changed"} <= {f.code for f in found}
+    # a repeated attribute: reported once per occurrence by some checks, once in all by others
+    evil = '<a href="javascript:alert(1)" onclick=x title="<b>">'
+    repeated = assert_same_findings('<p><a href="x" title="<b>">a</a></p>', f"<p>{evil}a</a>{evil}b</a></p>")
+    assert [f.code for f in repeated].count("unsafe-url") == 2
+    assert [f.code for f in repeated].count("unsafe-attribute") == 1  # onclick, once for both
+
+
+def test_checks_on_outlines_find_the_same_in_the_projects_translations():
+    pairs = 0
+    for path in sorted((ROOT / "translations").rglob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            continue
+        for key, value in data.items():
+            if isinstance(value, str):
+                assert_same_findings(key, value)
+                # a translation with the key's tags, and one with a tag changed
+                assert_same_findings(key, key.replace("<p>", "<p>译", 1))
+                assert_same_findings(key, key.replace("<p>", "<div>", 1))
+                pairs += 1
+    if pairs == 0:
+        pytest.skip("no translations in this checkout")
+
+
+def test_a_check_cannot_change_the_outline_another_language_shares():
+    key, value = KEYS_AND_VALUES[1]
+    first = checks.EntryContext(key, value, lang="zh")
+    assert first.key_outline is checks.EntryContext(key, value, lang="ru").key_outline  # shared...
+    with pytest.raises(AttributeError):
+        first.key_outline.urls.append("https://evil.example")  # ...so immutable
+    first.key_urls.append("https://evil.example")  # a plugin's own copy
+    assert checks.EntryContext(key, value, lang="ru").key_urls == [
+        "https://arxiv.org/abs/1706.03762", "softmax.html#scores"]
