@@ -4,7 +4,7 @@ A file is lexed once as a whole, then cut into lines: a multi-line string or bra
 several sections is still coloured correctly, and each section takes its slice of lines with the
 source file's real line numbers.
 
-Whole Python files are classified from the `tokenize` tokens that `sections` already computed:
+Whole Python files are classified from the tokens that `sections` already computed:
 the same spans and CSS classes Pygments' PythonLexer would produce, at a fraction of its
 per-token cost. Pygments itself remains the fallback (no tokens, or a construct the classifier
 does not reproduce) and colours prose code blocks and inline spans.
@@ -23,6 +23,8 @@ from pygments.lexer import Lexer, words
 from pygments.lexers import PythonLexer, get_lexer_by_name
 from pygments.token import STANDARD_TYPES, Keyword, Name, Token, _TokenType
 from pygments.util import ClassNotFound
+
+from .sections import PythonTokens, TokenItem, _from_tokenize
 
 _PYTHON = PythonLexer(stripnl=False, ensurenl=False)
 _PLAIN_TYPES = (Token.Text, Token.Text.Whitespace, Token.Error)
@@ -75,12 +77,12 @@ def _tokens_to_lines(tokens: Iterable[tuple[_TokenType, str]]) -> list[str]:
     return _pieces_to_lines(_classed(tokens))
 
 
-def highlight_python_lines(source: str, tokens: Sequence[tokenize.TokenInfo] = ()) -> list[str]:
+def highlight_python_lines(source: str, tokens: PythonTokens | Sequence[tokenize.TokenInfo] | None = ()) -> list[str]:
     """HTML for every line of a Python file (index 0 is line 1).
 
-    `tokens` is `tokenize`'s output for `source` with CRLF normalised to LF (what
-    `sections.parse_python` computes); without it, or for anything the tokenizer-based classifier
-    does not reproduce exactly, Pygments lexes the file.
+    `tokens` are the tokens of `source` with CRLF normalised to LF: what `sections.parse_python`
+    computes, or `tokenize`'s output; without them, or for anything the tokenizer-based
+    classifier does not reproduce exactly, Pygments lexes the file.
     """
     if tokens:
         lines = _lines_from_tokens(source.replace("\r\n", "\n"), tokens)
@@ -160,12 +162,8 @@ _NUMBERS = (
 # A string body without these is one span between its quotes; with them Pygments splits it.
 _STRING_SPECIAL = re.compile(r"[\\'\"%{}\n]")
 _TRIPLE_QUOTES = ('"""', "'''")
-_SKIPPED = frozenset((token.NEWLINE, token.NL, token.INDENT, token.DEDENT, token.ENDMARKER, token.ENCODING))
-_FSTRING_START = getattr(token, "FSTRING_START", -1)  # Python 3.12+ splits f-strings up
-_FSTRING_END = getattr(token, "FSTRING_END", -1)
 
 _Piece = tuple[str, str]  # (CSS class, or "" for plain text; source text)
-_Item = tuple[int, int, int, str, int]  # token type, start, end, string, start of its first line
 
 
 @lru_cache(maxsize=256)
@@ -247,43 +245,10 @@ def _lexed_string(source: str, length: int, quote: str, then: tuple[_TokenType, 
     raise _Unsupported(source[:length])
 
 
-def _token_items(text: str, tokens: Sequence[tokenize.TokenInfo]) -> list[_Item]:
-    """The tokens that show, with offsets into `text`; a 3.12 f-string's parts become one STRING,
-    as 3.11 reports it."""
-    line_starts = [0]
-    pos = text.find("\n")
-    while pos >= 0:
-        line_starts.append(pos + 1)
-        pos = text.find("\n", pos + 1)
-    items: list[_Item] = []
-    depth = fstring_start = fstring_line = 0
-    for kind, string, (row, col), end, _ in tokens:
-        if kind in _SKIPPED:
-            continue
-        if kind == _FSTRING_START:
-            if not depth:
-                fstring_line = line_starts[row - 1]
-                fstring_start = fstring_line + col
-            depth += 1
-        elif depth:
-            if kind == _FSTRING_END:
-                depth -= 1
-                if not depth:
-                    stop = line_starts[end[0] - 1] + end[1]
-                    items.append((token.STRING, fstring_start, stop, text[fstring_start:stop], fstring_line))
-        else:
-            line_start = line_starts[row - 1]
-            start = line_start + col
-            if not text.startswith(string, start):
-                raise _Unsupported("the tokens are not this text's")
-            items.append((kind, start, start + len(string), string, line_start))
-    return items
-
-
 class _Classifier:
     """Walks the tokens of one file in PythonLexer's states, collecting (class, text) pieces."""
 
-    def __init__(self, text: str, items: list[_Item]):
+    def __init__(self, text: str, items: list[TokenItem]):
         self.text = text
         self.items = items
         self.pieces: list[_Piece] = []
@@ -295,7 +260,7 @@ class _Classifier:
         text, items, pieces = self.text, self.items, self.pieces
         prev_end = i = 0
         while i < len(items):
-            kind, start, end, string, line_start = items[i]
+            kind, start, end, string, line_start, _ = items[i]
             if start < prev_end:
                 raise _Unsupported("overlapping tokens")
             if start != prev_end:
@@ -369,7 +334,7 @@ class _Classifier:
 
     def root(self, i: int) -> int:
         """Colour token `i` in PythonLexer's root state; returns the last token index it used."""
-        kind, start, end, string, line_start = self.items[i]
+        kind, start, end, string, line_start, _ = self.items[i]
         emit = self.pieces.append
         if kind == token.NAME:
             return self.name(i)
@@ -394,7 +359,7 @@ class _Classifier:
         return i
 
     def name(self, i: int) -> int:
-        kind, start, end, string, line_start = self.items[i]
+        kind, start, end, string, line_start, _ = self.items[i]
         text = self.text
         emit = self.pieces.append
         nxt = self.items[i + 1] if i + 1 < len(self.items) else None
@@ -438,13 +403,17 @@ class _Classifier:
             pos = m.end()
 
 
-def _lines_from_tokens(text: str, tokens: Sequence[tokenize.TokenInfo]) -> list[str] | None:
-    """Like `_pygments_lines`, from tokenize's tokens; None where the classifier is unsure."""
+def _lines_from_tokens(text: str, tokens: PythonTokens | Sequence[tokenize.TokenInfo]) -> list[str] | None:
+    """Like `_pygments_lines`, from the tokens of `text`; None where the classifier is unsure."""
     if "\r" in text or text.startswith("\ufeff"):
         return None  # Pygments turns a lone CR into a line break and drops a byte-order mark
     try:
-        pieces = _Classifier(text, _token_items(text, tokens)).run()
-    except (_Unsupported, IndexError):  # IndexError: tokens of a longer text
+        if not isinstance(tokens, PythonTokens):
+            tokens = _from_tokenize(text, tokens)
+        elif tokens.text != text:
+            return None
+        pieces = _Classifier(text, tokens.items).run()
+    except (_Unsupported, ValueError):  # ValueError: tokens of another text
         return None
     return _pieces_to_lines(pieces)
 

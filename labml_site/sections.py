@@ -13,15 +13,19 @@ prose of each section and must match an existing corpus of translation files byt
   the header, and a new section starts after it;
 * sections without prose whose code is blank are dropped (their lines join a neighbour's span).
 
-Python is read with `tokenize`, so `#` and `\"\"\"` inside strings and f-strings stay code.
+Python is read by tokenizing it (with `tokenize`'s rules, see "Python tokens"), so `#` and
+`\"\"\"` inside strings and f-strings stay code.
 """
 from __future__ import annotations
 
 import io
+import re
+import sys
 import token
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import PurePath
+from typing import Iterable
 
 import yaml
 
@@ -39,8 +43,8 @@ class Section:
 class ParsedSource:
     meta: dict[str, str]  # front matter (title, summary, and any other keys as strings)
     sections: tuple[Section, ...]
-    # Python only: tokenize's tokens of the CRLF-normalised text, reused by the highlighter
-    tokens: tuple[tokenize.TokenInfo, ...] = field(default=(), repr=False, compare=False)
+    # Python only: the tokens of the CRLF-normalised text, reused by the highlighter
+    tokens: PythonTokens | None = field(default=None, repr=False, compare=False)
 
 
 class SourceError(Exception):
@@ -174,6 +178,229 @@ def _with_span(s: Section, span: tuple[int, int]) -> Section:
 
 
 # ---------------------------------------------------------------------------------------------
+# Python tokens
+#
+# `tokenize` is pure Python before 3.12 and was the largest single cost of a build, so ordinary
+# files are read by one compiled regular expression that mirrors its rules: the same alternatives
+# in the same order (its own number and operator patterns), the same indentation and bracket
+# bookkeeping. Whatever that reader is not sure to get exactly right (a character no token
+# starts with, a form feed or CR, a string continued with a backslash, an unterminated string,
+# a bad dedent, EOF inside a statement, ...) makes it give up, and `tokenize` reads the file:
+# it also words the errors. Either way the result is a `PythonTokens`, which holds what the
+# section scanner and the highlighter read, and nothing they skip.
+
+_FAST_TOKENIZER = sys.version_info < (3, 12)  # 3.12's tokenize is the C one, with other rules
+_FSTRING_START = getattr(token, "FSTRING_START", -1)  # Python 3.12+ splits f-strings up
+_FSTRING_END = getattr(token, "FSTRING_END", -1)
+
+# (token type, start offset, end offset, string, offset of its first line's start, 1-based line)
+TokenItem = tuple[int, int, int, str, int, int]
+
+
+@dataclass(frozen=True)
+class PythonTokens:
+    """The tokens of a Python text that matter to the section scanner and the highlighter.
+
+    `items` are tokenize's tokens less NEWLINE, NL, INDENT, DEDENT, ENCODING and ENDMARKER (a
+    3.12 f-string's parts are one STRING, as 3.11 reports it); `logical_lines` are (index of
+    the first item that is not a comment, index after its last item, whether an INDENT came
+    since the previous logical line started); `comments` are the indices of COMMENT items.
+    """
+
+    text: str
+    items: list[TokenItem]
+    logical_lines: list[tuple[int, int, bool]]
+    comments: list[int]
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+_PREFIX = "(?:[bB][rR]?|[rR][bBfF]?|[uU]|[fF][rR]?)?"  # the string prefixes tokenize knows
+# tokenize tries its alternatives in a fixed order (line continuation, comment, triple-quoted
+# string, number, newline, operator, string, name) and the first that matches wins. They overlap
+# only where a name starts with a string prefix letter and where `.5` is a number, not `.`; so
+# the commonest tokens can go first, written so they never take what tokenize would read as one
+# of the others. (This order halves the time the regular expression takes.)
+_TOKEN_PARTS = {
+    "plain_name": r"[ac-eg-qs-tv-zAC-EG-QS-TV-Z_]\w*",  # first letter not one of b, f, r, u
+    "newline": r"\n",
+    "op": r"(?!\.[0-9])" + tokenize.Special,
+    "comment": r"#[^\r\n]*",
+    "cont": r"\\\n",
+    # A triple-quoted string whole: tokenize scans its body line by line from each line's start,
+    # which a single scan across newlines matches (a closing quote never spans two lines).
+    "triple": _PREFIX + r"""(?:'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"""
+                        r'''|"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*""")''',
+    "unclosed_triple": _PREFIX + r"""(?:'''|\"\"\")""",
+    "number": tokenize.Number,
+    "string": _PREFIX + r"""(?:'[^\n'\\]*(?:\\.[^\n'\\]*)*'|"[^\n"\\]*(?:\\.[^\n"\\]*)*")""",
+    "name": r"[A-Za-z_]\w*",
+    "word": r"\w+",  # tokenize calls it a NAME only if it starts like an identifier
+    "other": r"[\s\S]",
+}
+# \f is not whitespace here because it resets tokenize's indentation column: it gives up.
+_TOKEN = re.compile("[ \t]*(?:" + "|".join(f"(?P<{name}>{part})" for name, part in _TOKEN_PARTS.items()) + ")")
+_G = _TOKEN.groupindex
+_PLAIN_NAME, _NEWLINE, _OP, _COMMENT, _CONT, _TRIPLE, _NUMBER, _STRING, _NAME, _WORD = (
+    _G["plain_name"], _G["newline"], _G["op"], _G["comment"], _G["cont"], _G["triple"], _G["number"],
+    _G["string"], _G["name"], _G["word"])
+_OPENERS = frozenset("([{")
+_CLOSERS = frozenset(")]}")
+_TABSIZE = 8
+
+
+class _GiveUp(Exception):
+    """The fast reader is not sure to match tokenize here."""
+
+
+def _indent_column(indent: str) -> int:
+    if "\t" not in indent:
+        return len(indent)
+    column = 0
+    for char in indent:  # tokenize's rule: a tab moves to the next multiple of 8
+        column = (column // _TABSIZE + 1) * _TABSIZE if char == "\t" else column + 1
+    return column
+
+
+def _fast_tokens(text: str) -> PythonTokens:
+    """`_from_tokenize(text, tokenize's tokens)` for ordinary text; raises _GiveUp otherwise."""
+    items: list[TokenItem] = []
+    append = items.append
+    logical_lines: list[tuple[int, int, bool]] = []
+    comments: list[int] = []
+    indents = [0]
+    row, line_start, depth = 1, 0, 0
+    new_line = True  # the next token is the first of a line that starts a statement
+    first = -1  # first item of the open logical line, -1 when none is open
+    first_indented = indent_seen = False
+    group = 0
+    for m in _TOKEN.finditer(text):
+        group = m.lastindex
+        if new_line:
+            if group == _NEWLINE:  # a blank line: NL
+                row += 1
+                line_start = m.end()
+                continue
+            if group != _COMMENT:  # a comment-only line is NL too, and changes no indentation
+                new_line = False
+                column = _indent_column(text[line_start:m.start(group)])
+                if column > indents[-1]:
+                    indents.append(column)
+                    indent_seen = True
+                while column < indents[-1]:
+                    if column not in indents:
+                        raise _GiveUp  # tokenize words this IndentationError
+                    indents.pop()
+        if group == _NEWLINE:
+            row += 1
+            line_start = m.end()
+            if not depth:  # NEWLINE, not NL
+                new_line = True
+                if first >= 0:
+                    logical_lines.append((first, len(items), first_indented))
+                    first = -1
+            continue
+        if group == _COMMENT:
+            comments.append(len(items))
+            start = m.start(group)
+            append((token.COMMENT, start, m.end(), m[group], line_start, row))
+            continue
+        if group == _CONT:
+            row += 1
+            line_start = m.end()
+            continue
+        if first < 0:
+            first = len(items)
+            first_indented, indent_seen = indent_seen, False
+        start, end = m.span(group)
+        string = m[group]
+        if group == _OP:
+            append((token.OP, start, end, string, line_start, row))
+            if string in _OPENERS:
+                depth += 1
+            elif string in _CLOSERS:
+                depth -= 1
+                if depth < 0:
+                    raise _GiveUp
+        elif group == _PLAIN_NAME or group == _NAME:
+            append((token.NAME, start, end, string, line_start, row))
+        elif group == _NUMBER:
+            append((token.NUMBER, start, end, string, line_start, row))
+        elif group == _STRING:
+            append((token.STRING, start, end, string, line_start, row))
+        elif group == _TRIPLE:
+            append((token.STRING, start, end, string, line_start, row))
+            newlines = string.count("\n")
+            if newlines:
+                row += newlines
+                line_start = start + string.rfind("\n") + 1
+        elif group == _WORD and string[0].isidentifier():
+            append((token.NAME, start, end, string, line_start, row))
+        else:
+            raise _GiveUp  # an unclosed string, or a character tokenize reports as an error
+    if depth or group == _CONT:
+        raise _GiveUp  # EOF in a statement: tokenize words the error
+    if first >= 0:
+        logical_lines.append((first, len(items), first_indented))
+    return PythonTokens(text, items, logical_lines, comments)
+
+
+def _from_tokenize(text: str, tokens: Iterable[tokenize.TokenInfo]) -> PythonTokens:
+    """`PythonTokens` from tokenize's tokens of `text`; ValueError if they are another text's."""
+    line_starts = [0]
+    pos = text.find("\n")
+    while pos >= 0:
+        line_starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    items: list[TokenItem] = []
+    logical_lines: list[tuple[int, int, bool]] = []
+    comments: list[int] = []
+    first, first_indented, indent_seen = -1, False, False
+    fstring_depth = 0
+    fstring: TokenItem = (0, 0, 0, "", 0, 0)
+    for kind, string, (row, col), (end_row, end_col), _ in tokens:
+        if kind in (token.NL, token.DEDENT, token.ENCODING):
+            continue
+        if kind == token.INDENT:
+            indent_seen = True
+            continue
+        if kind in (token.NEWLINE, token.ENDMARKER):
+            if first >= 0:
+                logical_lines.append((first, len(items), first_indented))
+                first = -1
+            continue
+        if row > len(line_starts) or end_row > len(line_starts):
+            raise ValueError("the tokens are not this text's")
+        line_start = line_starts[row - 1]
+        start = line_start + col
+        if fstring_depth or kind == _FSTRING_START:  # 3.12+: gather an f-string's parts
+            if kind == _FSTRING_START:
+                if not fstring_depth:
+                    fstring = (token.STRING, start, 0, "", line_start, row)
+                fstring_depth += 1
+                continue
+            if kind != _FSTRING_END:
+                continue
+            fstring_depth -= 1
+            if fstring_depth:
+                continue
+            kind, start, _, _, line_start, row = fstring
+            end = line_starts[end_row - 1] + end_col
+            string = text[start:end]
+        elif not text.startswith(string, start):
+            raise ValueError("the tokens are not this text's")
+        if kind == token.COMMENT:
+            comments.append(len(items))
+        elif first < 0:
+            first, first_indented, indent_seen = len(items), indent_seen, False
+        items.append((kind, start, start + len(string), string, line_start, row))
+    if first >= 0:
+        logical_lines.append((first, len(items), first_indented))
+    return PythonTokens(text, items, logical_lines, comments)
+
+
+# ---------------------------------------------------------------------------------------------
 # Python
 
 
@@ -185,17 +412,17 @@ class _Docstring:
     module: bool
 
 
-def _docstring_lines(tok: tokenize.TokenInfo) -> list[str]:
+def _docstring_lines(literal: str, indent: int) -> list[str]:
     """The docstring text rule: rest of the opening line, then the body lines with the opening
-    line's indentation removed, then the part of the closing line before the quotes; each line
-    right-stripped. An empty closing part adds no line (so no trailing newline)."""
-    s = tok.string
+    line's indentation (`indent`, the literal's column) removed, then the part of the closing
+    line before the quotes; each line right-stripped. An empty closing part adds no line (so no
+    trailing newline)."""
+    s = literal
     i = 0
     while s[i] not in "\"'":
         i += 1  # string prefix such as r, u
     q = s[i:i + 3] if s[i:i + 3] in ('"""', "'''") else s[i]
     content = s[i + len(q):len(s) - len(q)]
-    indent = tok.start[1]
     raw = content.split("\n")
     lines = [raw[0].rstrip()]
     for line in raw[1:]:
@@ -211,9 +438,14 @@ def _is_bytes_or_fstring(literal: str) -> bool:
     return "b" in prefix or "f" in prefix
 
 
-def _tokenize(text: str, path: str) -> list[tokenize.TokenInfo]:
+def _tokenize(text: str, path: str) -> PythonTokens:
+    if _FAST_TOKENIZER:
+        try:
+            return _fast_tokens(text)
+        except _GiveUp:
+            pass
     try:
-        return list(tokenize.generate_tokens(io.StringIO(text).readline))
+        return _from_tokenize(text, tokenize.generate_tokens(io.StringIO(text).readline))
     except tokenize.TokenError as e:
         msg, (line, _col) = e.args
         hint = ("close the string or bracket that starts above" if "EOF" in msg
@@ -224,60 +456,51 @@ def _tokenize(text: str, path: str) -> list[tokenize.TokenInfo]:
                                                "or syntax on this line") from None
 
 
-_SKIP = {token.NL, token.COMMENT, token.INDENT, token.DEDENT, token.ENCODING}
-
-
-def _scan(tokens: list[tokenize.TokenInfo]) -> tuple[set[int], dict[int, _Docstring], set[int]]:
+def _scan(tokens: PythonTokens) -> tuple[set[int], dict[int, _Docstring], set[int]]:
     """Classify lines: comment-only lines, docstrings (by start line), and lines that start a
     section when the current one has code (decorators, def, class not after a decorator)."""
+    text, items = tokens.text, tokens.items
     comment_lines: set[int] = set()
+    for i in tokens.comments:
+        _, start, _, _, line_start, row = items[i]
+        if start == line_start or not text[line_start:start].strip():
+            comment_lines.add(row)
+
     docstrings: dict[int, _Docstring] = {}
     split_lines: set[int] = set()
-
-    # Logical lines: (first significant token index, NEWLINE token index)
-    logical: list[tuple[int, int]] = []
-    start = None
-    indent_before: dict[int, bool] = {}
-    saw_indent = False
-    for i, t in enumerate(tokens):
-        if t.type == token.COMMENT and t.line[:t.start[1]].strip() == "":
-            comment_lines.add(t.start[0])
-        if t.type == token.INDENT:
-            saw_indent = True
-        if start is None:
-            if t.type in _SKIP or t.type in (token.NEWLINE, token.ENDMARKER):
-                continue
-            start = i
-            indent_before[i] = saw_indent
-            saw_indent = False
-        if t.type == token.NEWLINE or t.type == token.ENDMARKER:
-            logical.append((start, i))
-            start = None
-    if start is not None:
-        logical.append((start, len(tokens) - 1))
-
     prev_kind = ""
-    for n, (a, b) in enumerate(logical):
-        first = tokens[a]
-        sig = [t for t in tokens[a:b] if t.type not in _SKIP]
+    for n, (a, b, indented) in enumerate(tokens.logical_lines):
+        first_type, start, _, string, line_start, row = items[a]
         kind = "code"
-        if first.type == token.OP and first.string == "@":
-            kind = "decorator"
-        elif first.type == token.NAME and (first.string in ("def", "class") or (
-                first.string == "async" and len(sig) > 1 and sig[1].string == "def")):
-            kind = "header"
-        elif len(sig) == 1 and first.type == token.STRING and not _is_bytes_or_fstring(first.string):
+        if first_type == token.OP:
+            if string == "@":
+                kind = "decorator"
+        elif first_type == token.NAME:
+            if string == "def" or string == "class" or (string == "async" and _second_is_def(items, a, b)):
+                kind = "header"
+        elif first_type == token.STRING and _alone(items, a, b) and not _is_bytes_or_fstring(string):
             if n == 0:
                 kind = "module_doc"
-            elif prev_kind == "header" and indent_before.get(a, False):
+            elif prev_kind == "header" and indented:
                 kind = "doc"
-        if kind in ("decorator", "header") and prev_kind != "decorator":
-            split_lines.add(first.start[0])
-        if kind in ("module_doc", "doc"):
-            docstrings[first.start[0]] = _Docstring(first.start[0], first.end[0],
-                                                    _docstring_lines(first), kind == "module_doc")
+        if kind == "decorator" or kind == "header":
+            if prev_kind != "decorator":
+                split_lines.add(row)
+        elif kind != "code":
+            docstrings[row] = _Docstring(row, row + string.count("\n"),
+                                         _docstring_lines(string, start - line_start), kind == "module_doc")
         prev_kind = kind
     return comment_lines, docstrings, split_lines
+
+
+def _alone(items: list[TokenItem], a: int, b: int) -> bool:
+    """Whether item `a` is the only one of the logical line `a:b` that is not a comment."""
+    return all(item[0] == token.COMMENT for item in items[a + 1:b])
+
+
+def _second_is_def(items: list[TokenItem], a: int, b: int) -> bool:
+    second = next((item for item in items[a + 1:b] if item[0] != token.COMMENT), None)
+    return second is not None and second[3] == "def"
 
 
 def _line_count(text: str) -> int:
@@ -334,7 +557,7 @@ def parse_python(text: str, path: str = "") -> ParsedSource:
         ln += 1
     cur.end = n_lines
     builders.append(cur)
-    return ParsedSource(meta=meta, sections=_finish(builders), tokens=tuple(tokens))
+    return ParsedSource(meta=meta, sections=_finish(builders), tokens=tokens)
 
 
 def parse_markdown(text: str, path: str = "") -> ParsedSource:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from labml_site import highlight
+from labml_site import highlight, sections
 from labml_site.highlight import highlight_python_lines
 from labml_site.sections import parse_python
 
@@ -159,7 +159,7 @@ def test_character_python_lacks_in_code():
 def test_parsed_tokens_feed_the_highlighter_even_for_crlf_files():
     text = 'def f(x):\r\n    """Doc."""\r\n    return x  # done\r\n'
     parsed = parse_python(text)
-    assert parsed.tokens and parsed.tokens[0].string == "def"
+    assert parsed.tokens and parsed.tokens.items[0][3] == "def"
     assert highlight._lines_from_tokens(text.replace("\r\n", "\n"), parsed.tokens) is not None
     assert highlight_python_lines(text, parsed.tokens) == highlight_python_lines(text)
 
@@ -185,8 +185,8 @@ def test_split_fstring_tokens_are_read_as_one_string(monkeypatch):
     start = getattr(token, "FSTRING_START", 1001)
     middle = getattr(token, "FSTRING_MIDDLE", 1002)
     end = getattr(token, "FSTRING_END", 1003)
-    monkeypatch.setattr(highlight, "_FSTRING_START", start)
-    monkeypatch.setattr(highlight, "_FSTRING_END", end)
+    monkeypatch.setattr(sections, "_FSTRING_START", start)
+    monkeypatch.setattr(sections, "_FSTRING_END", end)
     text = 'x = f"a{b}c"\n'
     parts = [(token.NAME, "x", 0), (token.OP, "=", 2), (start, 'f"', 4), (middle, "a", 6),
              (token.OP, "{", 7), (token.NAME, "b", 8), (token.OP, "}", 9), (middle, "c", 10),
