@@ -16,6 +16,7 @@ from operator import attrgetter
 from typing import Iterable, NamedTuple
 from html import unescape
 from html.parser import HTMLParser
+from json.encoder import encode_basestring as _encode_string  # what json.dumps uses (not ensure_ascii)
 
 from .checks import plain_tokens
 from .localize import LocalPage
@@ -420,7 +421,10 @@ _TITLE = "\x00"  # stands for a row's title number in `rows`: JSON text never ho
 
 
 def _inert_json(value: object) -> str:
-    body = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _inert(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def _inert(body: str) -> str:
     # "</" inside a string would not end a script loaded by src, but keep the file inert anyway.
     return body.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
@@ -429,7 +433,19 @@ def rows(entries: Iterable[Entry]) -> str:
     """Entries that share one title (a page's), as the index's rows with the title's number left
     open: a page's part of the index, made once with its text and joined by `index_js_from_rows`
     into the same script `index_js` writes."""
-    return ",".join(f"[{_TITLE}," + _inert_json([e.url, e.section, e.heading, e.text, list(e.names)])[1:] for e in entries)
+    entries = list(entries)
+    try:
+        # `_inert_json` of each row, in one go: every row ends with "]", so no "</" spans two.
+        return _inert(",".join(map(_row, entries)))
+    except TypeError:  # a field that is not a string: json.dumps writes it
+        return ",".join(f"[{_TITLE}," + _inert_json([e.url, e.section, e.heading, e.text, list(e.names)])[1:] for e in entries)
+
+
+def _row(e: Entry) -> str:
+    """json.dumps of [title number, url, section, heading, text, names] (compact, not ASCII)
+    from the C string encoder that json.dumps uses, without building an encoder per row."""
+    names = ",".join(map(_encode_string, e.names))
+    return f"[{_TITLE},{_encode_string(e.url)},{_encode_string(e.section)},{_encode_string(e.heading)},{_encode_string(e.text)},[{names}]]"
 
 
 def index_js_from_rows(lang: str, parts: Iterable[tuple[str, str]]) -> str:

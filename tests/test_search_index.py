@@ -7,12 +7,15 @@ import shutil
 import subprocess
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from labml_site.builder import BuildConfig, build
 from labml_site.localize import localize
 from labml_site.pages import analyse
 from labml_site.prose import placeholder
-from labml_site.search_index import Entry, entries, index_js, parse_index_js, prose_text, prose_text_strict
+from labml_site import search_index
+from labml_site.search_index import Entry, entries, index_js, parse_index_js, prose_text, prose_text_strict, rows
 
 from conftest import write_json, write_tree
 
@@ -148,3 +151,26 @@ def test_build_writes_an_index_per_language_in_that_language(tmp_path):
         html = (site / prefix / "search.html").read_text(encoding="utf-8")
         assert 'id="search-page-results"' in html and "<noscript>" in html
     assert "搜索需要 JavaScript" in (site / "zh/search.html").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------------------------
+# rows: the JSON of each entry, written with the string encoder json.dumps uses
+
+
+def _reference_rows(entries: list[Entry]) -> str:
+    return ",".join("[\x00," + search_index._inert_json([e.url, e.section, e.heading, e.text, list(e.names)])[1:] for e in entries)
+
+
+ROW_TEXT = st.lists(st.sampled_from(list("ab <>/\"\\&\n\t\u2028\u2029\x00\x1f中é😀") + ["</", "</script>"]), max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.builds(Entry, ROW_TEXT, ROW_TEXT, ROW_TEXT, ROW_TEXT, ROW_TEXT, st.lists(ROW_TEXT, max_size=3).map(tuple)), max_size=4))
+def test_rows_are_the_json_of_each_entry(entries):
+    assert rows(entries) == _reference_rows(entries)
+
+
+def test_rows_of_entries_with_fields_that_are_not_strings_are_still_json():
+    entries = [Entry("t", "u.html", "s", None, "text", ("f",))]  # type: ignore[arg-type]
+    assert rows(entries) == _reference_rows(entries)
+    assert json.loads("[" + rows(entries).replace("\x00", "0") + "]")[0][3] is None
