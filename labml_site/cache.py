@@ -302,10 +302,6 @@ class ObjectStore:
         entries = self.last_pack[1]
         return self._remembered(key, entries.get(key, MISS) if isinstance(entries, dict) else MISS)
 
-    def pack_of(self, key: str) -> str:
-        """The pack file that holds `key`'s entry ("" when none is known)."""
-        return self.heads.get(_PACK + key, "") if self.enabled else ""
-
     def has(self, key: str) -> bool:
         return (self.memory is not None and key in self.memory) or self._path(key).exists()
 

@@ -87,8 +87,8 @@ def produce_outputs(site: "_Site", into: Path | None = None, jobs: int = 0, mean
         after = dataclasses.asdict(site.stats)
         return {name: after[name] - before[name] for name in _COUNTERS}, pack
 
-    for counts, (pack, keys) in fork_map(produce_into, tasks, workers, meanwhile):
-        site.cache.packed(pack, keys)
+    for counts, (pack, packed) in fork_map(produce_into, tasks, workers, meanwhile):
+        site.cache.packed(pack, packed)
         for name, n in counts.items():
             setattr(site.stats, name, getattr(site.stats, name) + n)
     site.stats.workers = max(site.stats.workers, workers)

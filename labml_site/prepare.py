@@ -238,22 +238,21 @@ class _Dispatch:
         if self.pool is not None and len(self.waiting) >= self.size:
             self._send()
 
-    def send_all(self) -> None:
-        if self.pool is not None and self.waiting:
-            self._send()
-
     def _send(self) -> None:
         for group in _groups(self.waiting, self.size):
             self.sent.append((group, self.pool.submit(_prepare_job, (group, self.store, self.send))))
         self.waiting = []
 
-    def results(self) -> Iterator[tuple[tuple[_FileJob, ...], _GroupResult]]:
-        """Every group's result, in the order sent (each taken while the workers go on)."""
+    def results(self, meanwhile: Callable[[], object] | None = None) -> Iterator[tuple[tuple[_FileJob, ...], _GroupResult]]:
+        """Every group's result, in the order sent (each taken while the workers go on).
+        `meanwhile` runs once every job is sent, while the workers work (not without workers)."""
         if self.pool is None:
             for group in _groups(self.waiting, 8):
                 yield group, _prepare_group(group, self.store)
             return
-        self.send_all()
+        self._send()
+        if meanwhile is not None:
+            meanwhile()
         for group, future in self.sent:
             yield group, future.result()
 
@@ -290,10 +289,7 @@ def prepare_pages(
                 dispatch.add(job)
         if dispatch.pool is not None:
             stats.workers = min(dispatch.workers, dispatch.count)
-            dispatch.send_all()
-            if meanwhile is not None:
-                meanwhile()
-        for group, result in dispatch.results():
+        for group, result in dispatch.results(meanwhile):
             _take_group(prepared, cache, stats, group, result)
     finally:
         dispatch.close()
