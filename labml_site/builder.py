@@ -158,17 +158,17 @@ def _report_texts(site: _Site, lang: str, report: Report) -> None:
         report.extend(_not_fatal(text.findings))
 
 
-def _search_index_js(site: _Site, lang: str, folders: list[Folder]) -> str | Path:
+def _search_index_js(site: _Site, lang: str, folders: list[Folder]) -> bytes | Path:
     """The language's `search-index.js`: every published page's rows, prepared with its text
     (and known by that text's key, which covers the page's URL), then the folder listings' entries."""
-    parts: list[tuple[str, str]] = []
+    parts: list[tuple[str, bytes]] = []
     provenance: list = []  # what the index is made of, for its render key
     for rel in _published(site):
         text = site.text(rel, lang)
         parts.append((text.title, text.search_rows))
         provenance.append(site.prepared.text_keys[rel][lang])
     for entry in search_index.folder_entries([(*_folder_title(site, lang, f), f.url) for f in folders]):
-        parts.append((entry.title, search_index.rows([entry])))
+        parts.append((entry.title, search_index.rows([entry]).encode("utf-8")))
         provenance.append(parts[-1])
     out_rel = lang_prefix(lang, site.config.base_lang) + "search-index.js"
     key = build_cache.digest("search-index", lang, build_cache.value_digest(provenance))

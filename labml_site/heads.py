@@ -47,7 +47,7 @@ class TextHead:
     translated_sections: int
     findings: tuple[Finding, ...]
     catalog_findings: tuple[Finding, ...]
-    search_rows: str  # the page's search entries in this language, as rows of the index
+    search_rows: bytes  # the page's search entries in this language, as rows of the index (UTF-8)
 
     @property
     def fully_translated(self) -> bool:
@@ -82,5 +82,5 @@ def text_head(text: LocalText, data: PageData) -> TextHead:
         sum(prose),
         text.findings,
         text.catalog_findings,
-        text.search_rows,
+        text.search_rows.encode("utf-8"),
     )

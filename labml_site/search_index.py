@@ -414,7 +414,7 @@ def folder_entries(folders: list[tuple[str, str, str]]) -> list[Entry]:
 def index_js(lang: str, items: list[Entry]) -> str:
     """The script that defines the index. Compact arrays keep it small: [title, url, section,
     heading, text, names]; titles are stored once and referenced by number."""
-    return index_js_from_rows(lang, ((e.title, rows([e])) for e in items))
+    return index_js_from_rows(lang, ((e.title, rows([e]).encode("utf-8")) for e in items)).decode("utf-8")
 
 
 _TITLE = "\x00"  # stands for a row's title number in `rows`: JSON text never holds a raw NUL
@@ -448,20 +448,23 @@ def _row(e: Entry) -> str:
     return f"[{_TITLE},{_encode_string(e.url)},{_encode_string(e.section)},{_encode_string(e.heading)},{_encode_string(e.text)},[{names}]]"
 
 
-def index_js_from_rows(lang: str, parts: Iterable[tuple[str, str]]) -> str:
-    """`index_js` of the entries given as (title, `rows` of the entries with that title)."""
+def index_js_from_rows(lang: str, parts: Iterable[tuple[str, bytes]]) -> bytes:
+    """`index_js`, in UTF-8, of the entries given as (title, `rows` of the entries with that
+    title, in UTF-8). Bytes: a language's index is megabytes of text in any script, which as a
+    `str` would be decoded from the heads, widened and encoded again on every rebuild."""
     titles: list[str] = []
     title_ids: dict[str, int] = {}
-    pieces: list[str] = []
-    for title, page_rows in parts:
+    pieces: list[bytes] = []
+    title = _TITLE.encode("utf-8")  # UTF-8 holds a NUL byte only for a NUL character
+    for page_title, page_rows in parts:
         if not page_rows:
             continue
-        if title not in title_ids:
-            title_ids[title] = len(titles)
-            titles.append(title)
-        pieces.append(page_rows.replace(_TITLE, str(title_ids[title])))
-    body = f'{{"lang":{_inert_json(lang)},"titles":{_inert_json(titles)},"entries":[{",".join(pieces)}]}}'
-    return f"window.{GLOBAL_NAME}={body};\n"
+        if page_title not in title_ids:
+            title_ids[page_title] = len(titles)
+            titles.append(page_title)
+        pieces.append(page_rows.replace(title, str(title_ids[page_title]).encode("ascii")))
+    start = f'window.{GLOBAL_NAME}={{"lang":{_inert_json(lang)},"titles":{_inert_json(titles)},"entries":['
+    return b"".join([start.encode("utf-8"), b",".join(pieces), b"]};\n"])
 
 
 def parse_index_js(text: str) -> dict:
