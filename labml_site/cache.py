@@ -324,19 +324,20 @@ class ObjectStore:
         """Write the held-back entries as one pack: its name and keys (for `BuildCache.packed`),
         or ("", ()) when there were none."""
         entries, self.batch = self.batch or {}, None
+        return self.put_pack(entries)
+
+    def put_pack(self, entries: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+        """Several entries in one file: a file per entry costs more to create than to fill.
+        Returns the pack's name (made from its keys) and its keys, for `BuildCache.packed`, or
+        ("", ()) when there are no entries. `get_from_pack` reads one back."""
         if not entries:
             return "", ()
         pack = digest("pack", *entries)
-        self.put_pack(pack, entries)
-        return pack, tuple(entries)
-
-    def put_pack(self, pack: str, entries: dict[str, Any]) -> None:
-        """Several entries in one file (`pack` names it): a file per entry costs more to create
-        than to fill. `get_from_pack` reads one back."""
         self.used.add(pack)
         if self.memory is not None:
             self.memory.update(entries)
         self._store(pack, entries)
+        return pack, tuple(entries)
 
     def _remembered(self, key: str, value: Any) -> Any:
         if value is not MISS and self.memory is not None:

@@ -27,6 +27,9 @@ from .translations import Catalog, fuzzy_path
 from .workers import pool_context
 
 
+PARALLEL_MIN_FILES = 24  # below this, starting workers costs more than it saves
+
+
 def _analyse_file(args: tuple[str, str, str]) -> PageData:
     rel, url, path = args
     return _analyse_source(rel, url, Path(path).read_bytes())
@@ -35,16 +38,13 @@ def _analyse_file(args: tuple[str, str, str]) -> PageData:
 def analyse_pages(files: Iterable[SourceFile], jobs: int = 0) -> dict[str, PageData]:
     work = [(f.rel, f.url, str(f.path)) for f in files]
     cores = os.cpu_count() or 1
-    workers = jobs or (cores if len(work) >= 24 else 1)
+    workers = jobs or (cores if len(work) >= PARALLEL_MIN_FILES else 1)
     if workers <= 1:
         results = [_analyse_file(w) for w in work]
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             results = list(pool.map(_analyse_file, work, chunksize=max(1, len(work) // (workers * 4))))
     return {page.rel: page for page in results}
-
-
-PARALLEL_MIN_FILES = 24  # below this, starting workers costs more than it saves
 
 
 @dataclass(frozen=True)
@@ -196,11 +196,8 @@ def _prepare_group(jobs: tuple[_FileJob, ...], store: build_cache.ObjectStore | 
     file costs more than filling it)."""
     entries: dict[str, object] | None = {} if store is not None else None
     results = tuple(_prepare_file(job, entries, send) for job in jobs)
-    pack = ""
-    if store is not None and entries:
-        pack = build_cache.digest("pack", *entries)
-        store.put_pack(pack, entries)
-    return _GroupResult(results, pack, tuple(entries or ()))
+    pack, packed = store.put_pack(entries) if store is not None else ("", ())
+    return _GroupResult(results, pack, packed)
 
 
 def _prepare_job(args: tuple[tuple[_FileJob, ...], build_cache.ObjectStore | None, bool]) -> _GroupResult:
