@@ -20,10 +20,10 @@ interpreter the way a user runs it:
   minute (ext4 without a journal, as on the VM these figures come from), each file created then
   costs up to a millisecond of kernel time, so this measures the file system's aftermath of the
   deletion as much as the tool; every output folder is otherwise deleted only after measuring;
-* serve: in one long-lived process running `labml_site.serve` as `build.py serve` does, the time
+* serve: in one long-lived process running `labml_site.build.serve` as `build.py serve` does, the time
   from saving a file to the reload long poll answering with the new page on disk.
 
-Builds run from a private copy of `labml_site/` and `templates/` taken at the start, so edits to the
+Builds run from a private copy of `labml_site/` (its theme included) taken at the start, so edits to the
 working tree during a run cannot empty the cache (the builder's own files are part of every key).
 Prints wall seconds (interpreter start included), the builder's imports and its own seconds, CPU
 seconds of all its processes, pages per second, peak memory (the summed proportional set size of
@@ -254,7 +254,7 @@ def mark_text(html_key: str, marker: str) -> str:
 
 def generate(root: Path, n_files: int, seed: int) -> tuple[Path, Path, list[str]]:
     """Write the corpus and its zh/ru/ja translations under `root`; return (source, translations, rels)."""
-    from labml_site.pages import analyse
+    from labml_site.typeset.page import analyse
 
     rng = random.Random(seed)
     src, tr = root / "source", root / "translations"
@@ -301,7 +301,7 @@ DRIVER = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, sys.argv[1])
-from labml_site.builder import BuildConfig, build
+from labml_site.build.site import BuildConfig, build
 from pathlib import Path
 t1 = time.perf_counter()
 src, tr, out, langs, jobs = sys.argv[2:7]
@@ -328,8 +328,8 @@ import json, os, re, sys, threading, time, urllib.request
 sys.path.insert(0, sys.argv[1])
 EDIT_RE = %r
 from pathlib import Path
-from labml_site.builder import BuildConfig, build
-from labml_site.serve import RELOAD_PATH, make_server, watch_and_rebuild
+from labml_site.build.site import BuildConfig, build
+from labml_site.build.serve import RELOAD_PATH, make_server, watch_and_rebuild
 src, tr, out, langs, rel, edits = sys.argv[2:8]
 config = BuildConfig(Path(src), Path(tr), Path(out), langs=tuple(langs.split(",")), base_lang="en", live_reload=True)
 build(config)
@@ -374,8 +374,7 @@ def snapshot_code(work: Path) -> Path:
     """A private copy of the builder, so edits to the working tree during a run (which change the
     builder's fingerprint and so empty the cache) cannot disturb the measurements."""
     code = work / "code"
-    for name in ("labml_site", "templates"):
-        shutil.copytree(ROOT / name, code / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "labml_site", code / "labml_site", ignore=shutil.ignore_patterns("__pycache__"))
     return code
 
 
@@ -510,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(LANGS)} languages; generated in {time.perf_counter() - t:.1f} s; {os.cpu_count()} cores")
         edit_rel = next(r for r in rels if not r.endswith("__init__.py"))
         code = snapshot_code(work)
-        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import labml_site.builder, labml_site.cache",
+        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import labml_site.build.site, labml_site.build.cache",
                         str(code)], check=True, env=_env())  # compiles the snapshot's bytecode once
 
         cold, unchanged, one_edit, pycco = [], [], [], []

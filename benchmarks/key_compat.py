@@ -3,7 +3,7 @@
     python benchmarks/key_compat.py SOURCE_DIR TRANSLATIONS_DIR [--lang zh] [--quiet]
 
 Walks SOURCE_DIR for .py and .md files, computes each file's translation keys with
-labml_site.sections + labml_site.prose, loads TRANSLATIONS_DIR/<path without ext>.<lang>.json
+labml_site.read.sections + labml_site.read.prose, loads TRANSLATIONS_DIR/<path without ext>.<lang>.json
 and prints, per file and overall, the share of the JSON's keys that the source reproduces.
 Unmatched keys are listed next to the nearest produced key (difflib) with the first difference
 marked.
@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from labml_site.prose import PLACEHOLDER_RE, page_title, section_blocks  # noqa: E402
-from labml_site.sections import ParsedSource, SourceError, parse_source  # noqa: E402
+from labml_site.read.prose import PLACEHOLDER_RE, page_title, section_blocks  # noqa: E402
+from labml_site.read.sections import ParsedSource, SourceError, parse_source  # noqa: E402
 
 
 def source_keys(parsed: ParsedSource, path: str) -> list[str]:

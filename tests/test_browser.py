@@ -339,7 +339,7 @@ def test_defined_names_link_to_their_definition_and_clicks_mark_uses(browser, ba
 
 def _cjk_sample(built_site: Path) -> str | None:
     """Two Chinese characters that occur in the Chinese index, or None when nothing is translated."""
-    from labml_site.search_index import parse_index_js
+    from labml_site.render.search_index import parse_index_js
 
     data = parse_index_js((built_site / "zh/search-index.js").read_text(encoding="utf-8"))
     for row in data["entries"]:

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from labml_site.builder import BuildConfig, build
-from labml_site.cli import main
-from labml_site.prose import placeholder
+from labml_site.build.site import BuildConfig, build
+from labml_site.cli.main import main
+from labml_site.read.prose import placeholder
 
 from conftest import TOY_PAGE, write_json, write_tree
 
@@ -143,7 +143,7 @@ def test_failed_build_leaves_previous_site_intact(tmp_path):
     theme = tmp_path / "theme"
     import shutil
 
-    from labml_site.render import DEFAULT_TEMPLATES
+    from labml_site.render.theme import DEFAULT_TEMPLATES
 
     shutil.copytree(DEFAULT_TEMPLATES, theme)
     (theme / "page.html").write_text("{% extends 'base.html' %}{% block main %}{{ no_such_variable }}{% endblock %}")

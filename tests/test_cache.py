@@ -17,11 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from labml_site import cache as build_cache
-from labml_site import builder, i18n, linking, outputs, prepare
-from labml_site.builder import BuildConfig, build
-from labml_site.pages import analyse
-from labml_site.render import DEFAULT_TEMPLATES
+from labml_site.build import cache as build_cache
+from labml_site.build import site as builder
+from labml_site.render import i18n
+from labml_site.typeset import linking
+from labml_site.build import outputs
+from labml_site.build import prepare
+from labml_site.build.site import BuildConfig, build
+from labml_site.typeset.page import analyse
+from labml_site.render.theme import DEFAULT_TEMPLATES
 
 from conftest import TOY_PAGE, write_json, write_tree
 
@@ -275,11 +279,11 @@ def test_builder_change_invalidates_everything(tmp_path, monkeypatch):
 
 def test_fingerprint_covers_version_and_source_files(tmp_path):
     package = tmp_path / "pkg"
-    shutil.copytree(Path(build_cache.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(Path(build_cache.__file__).parent.parent, package, ignore=shutil.ignore_patterns("__pycache__"))
     base = build_cache.fingerprint_of(package, "1.0")
     assert build_cache.fingerprint_of(package, "1.0") == base
     assert build_cache.fingerprint_of(package, "1.1") != base
-    edit(package / "localize.py", "def localize(", "def localize(  ")
+    edit(package / "render/localize.py", "def localize(", "def localize(  ")
     assert build_cache.fingerprint_of(package, "1.0") != base
     edit(package / "locales/zh/LC_MESSAGES/messages.po", 'msgid "View source"', 'msgid "View source" ')
     assert build_cache.fingerprint_of(package, "1.0") != base
@@ -465,7 +469,7 @@ def test_parallel_build_equals_serial_build(tmp_path, monkeypatch):
 
 
 def test_serve_rebuilds_incrementally_and_wakes_waiting_pages(tmp_path):
-    from labml_site.serve import RELOAD_PATH, make_server, watch_and_rebuild
+    from labml_site.build.serve import RELOAD_PATH, make_server, watch_and_rebuild
 
     src, tr = make_tree(tmp_path)
     cfg = config(src, tr, tmp_path / "site", live_reload=True)

@@ -6,16 +6,16 @@ import json
 
 import pytest
 
-from labml_site import checks
-from labml_site.checks import (
+from labml_site.translate import checks
+from labml_site.translate.checks import (
     check_entry,
-    check_file,
     entry_check,
     parse_translation_bytes,
     registered_checks,
     unregister,
 )
 from labml_site.findings import Finding
+from labml_site.translate.catalog import check_file
 
 # Fixtures written for these tests (an attention tutorial's blocks, in the real key format).
 HEADING_KEY = (

@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labml_site.extract import all_values, confirm, dumps, extract, similarity_text
-from labml_site.translations import Catalog, catalog_path, fuzzy_path, stale_path
+from labml_site.translate.extract import all_values, confirm, dumps, extract, similarity_text
+from labml_site.translate.catalog import Catalog, catalog_path, fuzzy_path, stale_path
 
 PAGE = "annotated_attention/mha"
 SCORES = "<p>Compute the scores <span translate=no>_^_0_^_</span> for all queries at once.</p>\n"

@@ -22,11 +22,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labml_site import checks, sanitize as sanitize_module, search_index
-from labml_site.checks import HtmlSummary, summarize_html, summarize_html_strict
-from labml_site.math import tex_to_mathml
-from labml_site.sanitize import sanitize
-from labml_site.search_index import prose_text, prose_text_strict
+from labml_site.translate import checks
+from labml_site.translate import sanitize as sanitize_module
+from labml_site.render import search_index
+from labml_site.translate.checks import HtmlSummary, summarize_html, summarize_html_strict
+from labml_site.typeset.math import tex_to_mathml
+from labml_site.translate.sanitize import sanitize
+from labml_site.render.search_index import prose_text, prose_text_strict
 
 from xss_vectors import ENGLISH_IDS, ENGLISH_URLS, TEXT_ONLY, VECTORS, carriers
 
@@ -427,9 +429,9 @@ def test_mathml_outside_a_formula_is_read_by_the_parser(monkeypatch):
 
 
 def test_the_projects_prose_gives_the_same_text():
-    from labml_site.localize import localize
-    from labml_site.pages import analyse
-    from labml_site.translations import Catalog
+    from labml_site.render.localize import localize
+    from labml_site.typeset.page import analyse
+    from labml_site.translate.catalog import Catalog
 
     sources = sorted((ROOT / "source").rglob("*.py"))
     if not sources:

@@ -3,7 +3,7 @@ import tokenize
 
 import pytest
 
-from labml_site.highlight import highlight_block, highlight_inline, highlight_python_lines, render_code, stylesheet
+from labml_site.typeset.highlight import highlight_block, highlight_inline, highlight_python_lines, render_code, stylesheet
 
 
 def with_tokens(src: str) -> list[str]:

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from labml_site import highlight, sections
-from labml_site.highlight import highlight_python_lines
-from labml_site.sections import parse_python
+from labml_site.typeset import highlight
+from labml_site.read import sections
+from labml_site.typeset.highlight import highlight_python_lines
+from labml_site.read.sections import parse_python
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_FILES = sorted(p for folder in ("source", "labml_site") for p in (ROOT / folder).rglob("*.py"))

@@ -1,4 +1,4 @@
-from labml_site.localize import plain_text, valid_lists
+from labml_site.render.localize import plain_text, valid_lists
 
 
 def test_returns_paragraph_moves_out_of_the_param_list():

@@ -1,4 +1,4 @@
-"""Tests for labml_site.math: TeX → MathML at build time, validated, and laid out by Chromium."""
+"""Tests for labml_site.typeset.math: TeX → MathML at build time, validated, and laid out by Chromium."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labml_site.math import MATHML_NS, MathError, tex_to_mathml, validate_mathml
+from labml_site.typeset.math import MATHML_NS, MathError, tex_to_mathml, validate_mathml
 
 REPO = Path(__file__).resolve().parent.parent
-MATH_CSS = REPO / "templates" / "static" / "math.css"
-FONT = REPO / "templates" / "static" / "fonts" / "latinmodern-math.woff2"
+MATH_CSS = REPO / "labml_site" / "theme" / "static" / "math.css"
+FONT = REPO / "labml_site" / "theme" / "static" / "fonts" / "latinmodern-math.woff2"
 NS = f"{{{MATHML_NS}}}"
 
 # Every construct the design notes require, plus formulas typical of annotated DL tutorials.
@@ -424,8 +424,8 @@ def test_any_input_is_refused_or_valid(pieces: list[str], display: bool) -> None
 
 
 def _tutorial_formulas() -> list[str]:
-    from labml_site.prose import section_blocks
-    from labml_site.sections import parse_source
+    from labml_site.read.prose import section_blocks
+    from labml_site.read.sections import parse_source
 
     formulas: list[str] = []
     for path in sorted((REPO / "source").rglob("*.py")):
@@ -462,7 +462,7 @@ def _reference_tokens(tex: str) -> list[str]:
 
 @pytest.mark.parametrize("tex", TUTORIAL_FORMULAS + SUPPORTED + TOKENIZER_EDGES)
 def test_tokenizer_yields_latex2mathmls_tokens(tex: str) -> None:
-    from labml_site.math import _prepare, _tokenize
+    from labml_site.typeset.math import _prepare, _tokenize
 
     assert _tokenize(tex) == _reference_tokens(tex)
     assert _tokenize(_prepare(tex)) == _reference_tokens(_prepare(tex))
@@ -474,7 +474,7 @@ _TEX_CHARACTERS = st.sampled_from(list("aZ09 .,_^{}[]()|&%$#-+*/<>!'~\\\n\t") + 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(_TEX_CHARACTERS, max_size=20))
 def test_tokenizer_matches_latex2mathml_on_any_text(pieces: list[str]) -> None:
-    from labml_site.math import _tokenize
+    from labml_site.typeset.math import _tokenize
 
     tex = "".join(pieces)
     assert _tokenize(tex) == _reference_tokens(tex)
@@ -483,7 +483,7 @@ def test_tokenizer_matches_latex2mathml_on_any_text(pieces: list[str]) -> None:
 def _converted_both_ways(tex: str, mode: str) -> tuple[str, str]:
     from latex2mathml.converter import Converter
 
-    from labml_site.math import _convert, _prepare, _tokenize
+    from labml_site.typeset.math import _convert, _prepare, _tokenize
 
     prepared = _prepare(tex)
     ours = ElementTree.tostring(_convert(_tokenize(prepared), mode), encoding="unicode")
@@ -519,7 +519,7 @@ def _unqualified(markup: str) -> ElementTree.Element:
 
 @pytest.mark.parametrize("tex", TUTORIAL_FORMULAS[:200] + SUPPORTED)
 def test_tree_check_agrees_with_validating_the_string(tex: str) -> None:
-    from labml_site.math import _tree_problems
+    from labml_site.typeset.math import _tree_problems
 
     markup = tex_to_mathml(tex, True)
     assert _tree_problems(_unqualified(markup), prefix="") == validate_mathml(markup) == []
@@ -543,7 +543,7 @@ INVALID_MARKUP = [
 
 @pytest.mark.parametrize("markup", INVALID_MARKUP)
 def test_tree_check_finds_what_the_string_validator_finds(markup: str) -> None:
-    from labml_site.math import _tree_problems
+    from labml_site.typeset.math import _tree_problems
 
     assert validate_mathml(markup)
     # Same checks on the tree as built (tags without namespace): never laxer than on the string.
@@ -552,7 +552,7 @@ def test_tree_check_finds_what_the_string_validator_finds(markup: str) -> None:
 
 
 def test_tree_check_refuses_a_namespace_declaration_below_the_root() -> None:
-    from labml_site.math import _tree_problems
+    from labml_site.typeset.math import _tree_problems
 
     root = _unqualified(_wrap("<mrow><mi>x</mi></mrow>"))
     root.find("semantics/mrow/mi").set("xmlns", "http://www.w3.org/1999/xhtml")
@@ -599,7 +599,7 @@ _PORT_TEMPLATES = [
 def _port_tokens() -> list[str]:
     from latex2mathml import commands, converter
 
-    from labml_site.math import _WALK_KINDS
+    from labml_site.typeset.math import _WALK_KINDS
 
     return sorted({*_WALK_KINDS, *converter.OPERATORS, *converter.MOVABLE_LIMIT_TEXTS, *commands.CONVERSION_MAP})
 
@@ -608,7 +608,7 @@ def _walked_both_ways(tokens: list[str], block: bool) -> tuple[object, object]:
     """(latex2mathml's nodes or exception type, the port's nodes, "declined" or exception type)."""
     from latex2mathml import walker
 
-    from labml_site.math import _Unsupported, _walk_fast
+    from labml_site.typeset.math import _Unsupported, _walk_fast
 
     try:
         theirs: object = walker._walk(iter(tokens), block=block, macros={})
@@ -636,7 +636,7 @@ def _assert_port_agrees(tokens: list[str], block: bool) -> bool:
     """The port builds latex2mathml's nodes and elements wherever it succeeds; True if it did."""
     from latex2mathml.converter import Converter
 
-    from labml_site.math import _FastConverter
+    from labml_site.typeset.math import _FastConverter
 
     theirs, ours = _walked_both_ways(tokens, block)
     if not isinstance(ours, list):
@@ -659,7 +659,7 @@ def test_port_builds_latex2mathmls_tree_for_every_command_it_knows() -> None:
 
 @pytest.mark.parametrize("tex", TUTORIAL_FORMULAS + SUPPORTED)
 def test_port_builds_latex2mathmls_tree_for_the_tutorial(tex: str) -> None:
-    from labml_site.math import _prepare, _tokenize
+    from labml_site.typeset.math import _prepare, _tokenize
 
     tokens = _tokenize(_prepare(tex))
     for block in (False, True):
@@ -686,7 +686,7 @@ def _outcome(convert) -> object:
 def test_declined_or_malformed_formulas_convert_as_latex2mathml_does(tex: str, mode: str) -> None:
     from latex2mathml.converter import Converter
 
-    from labml_site.math import _convert, _prepare, _tokenize
+    from labml_site.typeset.math import _convert, _prepare, _tokenize
 
     prepared = _prepare(tex)
     ours = _outcome(lambda: _convert(_tokenize(prepared), mode))
@@ -695,7 +695,7 @@ def test_declined_or_malformed_formulas_convert_as_latex2mathml_does(tex: str, m
 
 @pytest.mark.parametrize("tex", TUTORIAL_FORMULAS[:200] + SUPPORTED)
 def test_checked_serialisation_is_the_plain_serialisation(tex: str) -> None:
-    from labml_site.math import _serialise_checked
+    from labml_site.typeset.math import _serialise_checked
 
     markup = tex_to_mathml(tex, True)
     # A parsed tree holds the namespace in its tags, not as an xmlns attribute.
@@ -704,7 +704,7 @@ def test_checked_serialisation_is_the_plain_serialisation(tex: str) -> None:
 
 @pytest.mark.parametrize("markup", INVALID_MARKUP)
 def test_checked_serialisation_fails_where_the_tree_check_does(markup: str) -> None:
-    from labml_site.math import _serialise_checked, _tree_problems
+    from labml_site.typeset.math import _serialise_checked, _tree_problems
 
     tree = _unqualified(markup)
     assert _tree_problems(tree, prefix="")
@@ -712,7 +712,7 @@ def test_checked_serialisation_fails_where_the_tree_check_does(markup: str) -> N
 
 
 def test_checked_serialisation_refuses_a_namespace_declaration_below_the_root() -> None:
-    from labml_site.math import _serialise_checked
+    from labml_site.typeset.math import _serialise_checked
 
     root = _unqualified(_wrap("<mrow><mi>x</mi></mrow>"))
     root.find("semantics/mrow/mi").set("xmlns", "http://www.w3.org/1999/xhtml")

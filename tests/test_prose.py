@@ -1,4 +1,4 @@
-"""Section prose to translation keys (labml_site.prose)."""
+"""Section prose to translation keys (labml_site.read.prose)."""
 from __future__ import annotations
 
 import textwrap
@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labml_site import prose
-from labml_site.prose import (MAX_KEY_CHARS, PLACEHOLDER_RE, Placeholder, fill, page_title,
+from labml_site.read import prose
+from labml_site.read.prose import (MAX_KEY_CHARS, PLACEHOLDER_RE, Placeholder, fill, page_title,
                               placeholder, section_blocks)
-from labml_site.sections import Section, parse_markdown, parse_python
+from labml_site.read.sections import Section, parse_markdown, parse_python
 
 P = placeholder  # P(0) == '<span translate=no>_^_0_^_</span>'
 

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labml_site.builder import BuildConfig, build
-from labml_site.localize import localize
-from labml_site.pages import analyse
-from labml_site.prose import placeholder
-from labml_site import search_index
-from labml_site.search_index import Entry, entries, index_js, parse_index_js, prose_text, prose_text_strict, rows
+from labml_site.build.site import BuildConfig, build
+from labml_site.render.localize import localize
+from labml_site.typeset.page import analyse
+from labml_site.read.prose import placeholder
+from labml_site.render import search_index
+from labml_site.render.search_index import Entry, entries, index_js, parse_index_js, prose_text, prose_text_strict, rows
 
 from conftest import write_json, write_tree
 

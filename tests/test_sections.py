@@ -1,4 +1,4 @@
-"""Splitting commented Python and Markdown into prose/code sections (labml_site.sections)."""
+"""Splitting commented Python and Markdown into prose/code sections (labml_site.read.sections)."""
 from __future__ import annotations
 
 import textwrap
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labml_site.sections import (ParsedSource, Section, SourceError, parse_markdown, parse_python,
+from labml_site.read.sections import (ParsedSource, Section, SourceError, parse_markdown, parse_python,
                                  parse_source)
 
 

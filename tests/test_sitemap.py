@@ -5,8 +5,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from labml_site.builder import BuildConfig, build
-from labml_site.sitemap import sitemap_xml
+from labml_site.build.site import BuildConfig, build
+from labml_site.render.sitemap import sitemap_xml
 
 from conftest import write_tree
 

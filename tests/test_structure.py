@@ -1,6 +1,7 @@
 from pathlib import Path
 
-from labml_site.structure import breadcrumbs, discover, lang_prefix, relative_url, translation_path
+from labml_site.read.structure import breadcrumbs, discover, lang_prefix, relative_url
+from labml_site.translate.catalog import translation_path
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labml_site import highlight, sections
-from labml_site.sections import SourceError, parse_python
+from labml_site.typeset import highlight
+from labml_site.read import sections
+from labml_site.read.sections import SourceError, parse_python
 
 ROOT = Path(__file__).resolve().parent.parent
 TUTORIAL = sorted((ROOT / "source").rglob("*.py"))

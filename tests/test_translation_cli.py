@@ -6,8 +6,8 @@ import json
 from bs4 import BeautifulSoup
 
 from conftest import write_json, write_tree
-from labml_site.cli import main
-from labml_site.prose import placeholder
+from labml_site.cli.main import main
+from labml_site.read.prose import placeholder
 
 SOURCE = '''"""
 ---

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from labml_site import translations
-from labml_site.sanitize import PLACEHOLDER_RE, sanitize
-from labml_site.stats import coverage, render_json, render_text, totals
-from labml_site.translations import (
+from labml_site.translate import catalog as translations
+from labml_site.translate.sanitize import PLACEHOLDER_RE, sanitize
+from labml_site.translate.stats import coverage, render_json, render_text, totals
+from labml_site.translate.catalog import (
     Catalog,
     catalog_path,
     fuzzy_path,

@@ -4,10 +4,11 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT
-from labml_site.builder import analyse_pages
-from labml_site.checks import check_file
-from labml_site.structure import discover, translation_path
-from labml_site.translations import Catalog
+from labml_site.build.site import analyse_pages
+from labml_site.translate.catalog import check_file
+from labml_site.read.structure import discover
+from labml_site.translate.catalog import translation_path
+from labml_site.translate.catalog import Catalog
 
 LANGS = ("zh", "ru")
 

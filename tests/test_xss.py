@@ -28,9 +28,9 @@ from xss_vectors import (  # noqa: E402
     unsafe_reasons,
 )
 
-from labml_site.checks import check_entry  # noqa: E402
-from labml_site.sanitize import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, PLACEHOLDER_RE, sanitize  # noqa: E402
-from labml_site.translations import Catalog  # noqa: E402
+from labml_site.translate.checks import check_entry  # noqa: E402
+from labml_site.translate.sanitize import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, PLACEHOLDER_RE, sanitize  # noqa: E402
+from labml_site.translate.catalog import Catalog  # noqa: E402
 
 CASES = [(name, where, key, value) for name, payload in VECTORS for where, key, value in carriers(payload)]
 IDS = [f"{name}@{where}" for name, where, _, _ in CASES]

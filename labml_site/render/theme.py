@@ -7,7 +7,7 @@ from typing import Any
 import jinja2
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, TemplateError, select_autoescape
 
-DEFAULT_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+DEFAULT_TEMPLATES = Path(__file__).resolve().parent.parent / "theme"  # shipped inside the package
 
 
 class Theme:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .render import DEFAULT_TEMPLATES
+from ..render.theme import DEFAULT_TEMPLATES
 
 
 @dataclass

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from labml_site.checks import (
+from .checks import (
     EntryContext,
     FileContext,
     ParsedFile,
@@ -27,8 +27,9 @@ from labml_site.checks import (
     run_entry_checks,
     run_file_checks,
 )
-from labml_site.findings import Finding
-from labml_site.sanitize import PLACEHOLDER_RE, sanitize
+from ..findings import Finding
+from ..read.structure import SourceFile
+from .sanitize import PLACEHOLDER_RE, sanitize
 
 Status = Literal["translated", "missing", "invalid", "fuzzy"]
 
@@ -36,6 +37,11 @@ Status = Literal["translated", "missing", "invalid", "fuzzy"]
 def catalog_path(translations_dir: Path, page: str, lang: str) -> Path:
     """`translations/<page>.<lang>.json` for a page path like `annotated_attention/mha`."""
     return Path(translations_dir) / f"{page}.{lang}.json"
+
+
+def translation_path(translations_dir: Path, page: SourceFile, lang: str) -> Path:
+    """`translations/<path under source, no extension>.<lang>.json` (the existing format)."""
+    return catalog_path(translations_dir, page.base, lang)
 
 
 def _sidecar(main: Path, kind: str) -> Path:
@@ -176,3 +182,27 @@ class Catalog:
 
 def _errors_first(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: f.severity != "error")
+
+
+def check_file(path: Path, lang: str, english_keys: set[str] | None = None) -> list[Finding]:
+    """Every finding for one translation file (and its fuzzy sidecar), sorted by line.
+
+    `english_keys`: the keys the source produces for this page.  With it, keys that are no longer
+    produced get a `stale-key` warning and their values are not checked further (they are never
+    rendered, and `extract` moves them aside).  A missing file gives no findings.
+    """
+    path = Path(path)
+    parsed = parse_translation_file(path)
+    findings = run_file_checks(FileContext(parsed, lang, english_keys))
+    if parsed.usable:
+        for pair in parsed.pairs:
+            if not isinstance(pair.value, str):
+                continue
+            if english_keys is not None and pair.key not in english_keys:
+                continue
+            findings.extend(
+                run_entry_checks(EntryContext(pair.key, pair.value, str(path), pair.line, lang))
+            )
+    _, fuzzy_findings = load_fuzzy(path)
+    findings.extend(fuzzy_findings)
+    return sorted(findings, key=lambda f: (f.path, f.line, f.col))

@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-from . import highlight
-from .findings import Finding
+from ..typeset import highlight
+from ..findings import Finding
 from .math import MathError, tex_to_mathml
-from .prose import Placeholder, ProseBlock, fill, page_title, section_blocks
-from .sections import ParsedSource, Section, SourceError, parse_source
+from ..read.prose import Placeholder, ProseBlock, fill, page_title, section_blocks
+from ..read.sections import ParsedSource, Section, SourceError, parse_source
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import __version__
+from .. import __version__
 
 CACHE_FORMAT = "1"  # bump when the layout of entries changes
 _MAGIC = b"LSC2"
@@ -190,7 +190,7 @@ def builder_fingerprint() -> str:
     """What the builder itself is: its version, the bytes of its own modules and locales, the
     Python version and the versions of the libraries that shape the output. Any change to one of
     them invalidates every cached entry."""
-    return fingerprint_of(Path(__file__).resolve().parent, __version__)
+    return fingerprint_of(Path(__file__).resolve().parent.parent, __version__)  # the whole labml_site package
 
 
 def fingerprint_of(package: Path, version: str) -> str:

@@ -20,13 +20,18 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 from urllib.parse import urlparse
 
-from . import __version__, highlight
+from .. import __version__
+from ..typeset import highlight
 from . import cache as build_cache  # incremental builds
-from . import linking, notebooks, search_index, sitemap  # reader extras
+from ..typeset import linking
+from ..render import notebooks
+from ..render import search_index
+from ..render import sitemap  # reader extras
 from .config import BuildConfig
-from .findings import Finding, Report
-from .i18n import UI, language_name, load_ui, text_direction
-from .localize import LocalPage
+from ..findings import Finding, Report
+from ..render.i18n import UI, language_name, load_ui, text_direction
+from ..render.localize import LocalPage
+from ..render.text import local_page
 from .outputs import (
     Deferred,
     cached_output,
@@ -40,7 +45,7 @@ from .outputs import (
     write_outputs,
 )
 from .heads import PageHead, TextHead
-from .pages import PageData
+from ..typeset.page import PageData
 from .prepare import (
     Prepared,
     analyse_pages,
@@ -48,12 +53,11 @@ from .prepare import (
     linked_page,
     load_page,
     load_text,
-    local_page,
     prepare_pages,
     record_links,
 )
-from .render import Theme
-from .structure import Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, relative_url
+from ..render.theme import Theme
+from ..read.structure import Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, relative_url
 
 
 @dataclass

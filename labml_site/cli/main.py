@@ -8,8 +8,8 @@ import threading
 from pathlib import Path
 from typing import Sequence
 
-from .findings import Finding
-from .render import DEFAULT_TEMPLATES
+from ..findings import Finding
+from ..render.theme import DEFAULT_TEMPLATES
 
 
 
@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _config(args: argparse.Namespace):
-    from .builder import BuildConfig
+    from ..build.site import BuildConfig
 
     langs = tuple(l.strip() for l in args.langs.split(",") if l.strip())
     if not langs:
@@ -88,7 +88,7 @@ def print_findings(findings: Sequence[Finding], fmt: str = "text", quiet: bool =
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from .builder import build
+    from ..build.site import build
 
     result = build(_config(args))
     print_findings(result.report.findings, args.format, args.quiet)
@@ -103,8 +103,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .builder import build
-    from .serve import make_server, watch_and_rebuild
+    from ..build.site import build
+    from ..build.serve import make_server, watch_and_rebuild
 
     config = _config(args)
     config.live_reload = True  # keeps the build cache in memory between rebuilds
@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _translation_command(name: str):
     def run(args: argparse.Namespace) -> int:
-        from . import translation_cli
+        from ..cli import translation as translation_cli
 
         return getattr(translation_cli, f"cmd_{name}")(args, _config(args))
 

@@ -24,7 +24,7 @@ from pygments.lexers import PythonLexer, get_lexer_by_name
 from pygments.token import STANDARD_TYPES, Keyword, Name, Token, _TokenType
 from pygments.util import ClassNotFound
 
-from .sections import PythonTokens, TokenItem, _from_tokenize
+from ..read.sections import PythonTokens, TokenItem, _from_tokenize
 
 _PYTHON = PythonLexer(stripnl=False, ensurenl=False)
 _PLAIN_TYPES = (Token.Text, Token.Text.Whitespace, Token.Error)

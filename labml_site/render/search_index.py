@@ -18,7 +18,7 @@ from html import unescape
 from html.parser import HTMLParser
 from json.encoder import encode_basestring as _encode_string  # what json.dumps uses (not ensure_ascii)
 
-from .checks import plain_tokens
+from ..translate.checks import plain_tokens
 from .localize import LocalPage
 
 GLOBAL_NAME = "labmlSearchIndex"

@@ -28,7 +28,7 @@ from itertools import accumulate
 from pathlib import PurePath
 from typing import Callable, Sequence
 
-from labml_site.sections import Section
+from .sections import Section
 
 MAX_KEY_CHARS = 4000  # a longer section key is split into one key per top-level block
 

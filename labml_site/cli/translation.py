@@ -9,13 +9,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from .builder import BuildConfig, analyse_pages
-from .checks import check_file
-from .extract import confirm, extract
-from .findings import Finding
-from .stats import coverage, render_json, render_text
-from .structure import SourceFile, discover, translation_path
-from .translations import Catalog, is_sidecar
+from ..build.site import BuildConfig, analyse_pages
+from ..translate.catalog import check_file
+from ..translate.extract import confirm, extract
+from ..findings import Finding
+from ..translate.stats import coverage, render_json, render_text
+from ..read.structure import SourceFile, discover
+from ..translate.catalog import Catalog, is_sidecar, translation_path
 
 
 def _keys_by_page(config: BuildConfig) -> tuple[list[SourceFile], dict[str, list[str]], list[Finding]]:
@@ -35,7 +35,7 @@ def _target_langs(config: BuildConfig) -> list[str]:
 
 
 def cmd_check(args: argparse.Namespace, config: BuildConfig) -> int:
-    from .cli import print_findings
+    from .main import print_findings
 
     files, keys, source_findings = _keys_by_page(config)
     findings: list[Finding] = list(source_findings)
@@ -77,7 +77,7 @@ def cmd_stats(args: argparse.Namespace, config: BuildConfig) -> int:
 
 
 def cmd_extract(args: argparse.Namespace, config: BuildConfig) -> int:
-    from .cli import print_findings
+    from .main import print_findings
 
     files, keys, source_findings = _keys_by_page(config)
     print_findings(source_findings, args.format, args.quiet)

@@ -31,8 +31,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import AbstractSet, Any, Callable, Container, Iterable, Iterator, NamedTuple
 
-from .pages import PageData, SectionData
-from .structure import relative_url
+from .page import PageData, SectionData
+from ..read.structure import relative_url
 
 # Method names never linked by rule 3: they mean something different on every class.
 _BUILTIN_METHODS = {

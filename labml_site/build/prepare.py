@@ -15,15 +15,18 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from . import cache as build_cache
-from . import linking, notebooks, search_index
+from ..typeset import linking
+from ..render import notebooks
+from ..render import search_index
 from .config import BuildConfig
-from .findings import Finding
+from ..findings import Finding
 from .heads import PageHead, TextHead, page_head, text_head
-from .i18n import load_ui
-from .localize import BlockText, LocalPage, LocalSection, localize, section_html
-from .pages import PageData, analyse
-from .structure import SiteFiles, SourceFile, translation_path
-from .translations import Catalog, fuzzy_path
+from ..render.i18n import load_ui
+from ..render.localize import localize
+from ..render.text import LocalText, local_text
+from ..typeset.page import PageData, analyse
+from ..read.structure import SiteFiles, SourceFile
+from ..translate.catalog import Catalog, fuzzy_path, translation_path
 from .workers import pool_context
 
 
@@ -45,45 +48,6 @@ def analyse_pages(files: Iterable[SourceFile], jobs: int = 0) -> dict[str, PageD
         with ProcessPoolExecutor(max_workers=workers) as pool:
             results = list(pool.map(_analyse_file, work, chunksize=max(1, len(work) // (workers * 4))))
     return {page.rel: page for page in results}
-
-
-@dataclass(frozen=True)
-class LocalText:
-    """A page in one language without its code and placeholders: what `localize` produced, in a
-    form that is cheap to cache and to send between processes. Code is left out because linking
-    (which depends on every page) changes it after this is computed; the placeholders' MathML and
-    code because the page data holds them once for all languages (`local_page` fills them in)."""
-
-    title: str
-    summary: str
-    sections: tuple[tuple[tuple[BlockText, ...], bool], ...]  # (each block's text, all translated) per section
-    counts: dict[str, int]
-    findings: tuple[Finding, ...]  # lookups' findings
-    catalog_findings: tuple[Finding, ...]  # the translation file's own (load-time) findings
-    search_rows: str = ""  # its search entries as rows of the index (stored in its head, not with it)
-    marker: str = ""  # "Not yet translated" in this language, shown on untranslated blocks
-
-
-def local_text(page: LocalPage, catalog_findings: Iterable[Finding] = (), search: Iterable = (), marker: str = "") -> LocalText:
-    return LocalText(
-        page.title,
-        page.summary,
-        tuple((s.texts, s.translated) for s in page.sections),
-        dict(page.counts),
-        tuple(page.findings),
-        tuple(catalog_findings),
-        search_index.rows(search),
-        marker,
-    )
-
-
-def local_page(data: PageData, lang: str, text: LocalText) -> LocalPage:
-    """The `LocalPage` that `localize` returns, rebuilt around (possibly linked) page data."""
-    sections = [
-        LocalSection(s.id, section_html(s.blocks, texts, text.marker), s.code_html, s.code_start, s.code_end, translated, s.has_prose, texts)
-        for s, (texts, translated) in zip(data.sections, text.sections)
-    ]
-    return LocalPage(data, lang, text.title, text.summary, sections, dict(text.counts), list(text.findings))
 
 
 @dataclass(frozen=True)

@@ -123,13 +123,6 @@ def _ensure_folder(folders: dict[str, Folder], rel: str) -> Folder:
     return folder
 
 
-def translation_path(translations_dir: Path, page: SourceFile, lang: str) -> Path:
-    """`translations/<path under source, no extension>.<lang>.json` (the existing format)."""
-    from .translations import catalog_path
-
-    return catalog_path(translations_dir, page.base, lang)
-
-
 _UNCLEAN_SEGMENTS = frozenset(("", ".", ".."))
 
 

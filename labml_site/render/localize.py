@@ -10,10 +10,10 @@ import html
 import re
 from dataclasses import dataclass, field
 
-from .findings import Finding
-from .pages import BlockData, PageData
-from .prose import fill
-from .translations import Catalog
+from ..findings import Finding
+from ..typeset.page import BlockData, PageData
+from ..read.prose import fill
+from ..translate.catalog import Catalog
 
 _TAG_RE = re.compile(r"<[^>]+>")
 # The key format puts a docstring's `:return:` paragraph inside the `:param` list

@@ -16,7 +16,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from .pages import PageData, SectionData
+from ..typeset.page import PageData, SectionData
 
 NBFORMAT = 4
 NBFORMAT_MINOR = 5

@@ -8,8 +8,8 @@ Adding a check means writing one more decorated function here; the runners below
 Severity: "error" means the entry (or file) must not be used: `Catalog.lookup` renders the English
 instead and `build.py check` fails.  "warning" is shown to translators but changes nothing.
 
-Entry points for the build: `check_file(path, lang, english_keys)` and `parse_translation_file`
-(used by `Catalog.load`).
+Entry points: `run_file_checks`, `run_entry_checks` and `parse_translation_file` (`catalog.check_file`
+and `Catalog.load` run them on a file).
 """
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from labml_site.findings import Finding, shorten
-from labml_site.sanitize import (
+from ..findings import Finding, shorten
+from .sanitize import (
     ALLOWED_ATTRIBUTES,
     ALLOWED_TAGS,
     CELL_ALIGN_VALUES,
@@ -1314,29 +1314,3 @@ def run_file_checks(ctx: FileContext) -> list[Finding]:
 def check_entry(key: str, value: str, *, path: str = "", line: int = 0, lang: str = "") -> list[Finding]:
     """All entry findings for one pair (convenient for tests and editors)."""
     return run_entry_checks(EntryContext(key, value, path, line, lang))
-
-
-def check_file(path: Path, lang: str, english_keys: set[str] | None = None) -> list[Finding]:
-    """Every finding for one translation file (and its fuzzy sidecar), sorted by line.
-
-    `english_keys`: the keys the source produces for this page.  With it, keys that are no longer
-    produced get a `stale-key` warning and their values are not checked further (they are never
-    rendered, and `extract` moves them aside).  A missing file gives no findings.
-    """
-    path = Path(path)
-    parsed = parse_translation_file(path)
-    findings = run_file_checks(FileContext(parsed, lang, english_keys))
-    if parsed.usable:
-        for pair in parsed.pairs:
-            if not isinstance(pair.value, str):
-                continue
-            if english_keys is not None and pair.key not in english_keys:
-                continue
-            findings.extend(
-                run_entry_checks(EntryContext(pair.key, pair.value, str(path), pair.line, lang))
-            )
-    from labml_site.translations import load_fuzzy  # late: translations imports this module
-
-    _, fuzzy_findings = load_fuzzy(path)
-    findings.extend(fuzzy_findings)
-    return sorted(findings, key=lambda f: (f.path, f.line, f.col))

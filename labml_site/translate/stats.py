@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from labml_site.translations import Catalog
+from .catalog import Catalog
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from pathlib import Path
 from babel import Locale, UnknownLocaleError
 from babel.messages.pofile import read_po
 
-from .findings import Finding
+from ..findings import Finding
 
-LOCALES_DIR = Path(__file__).parent / "locales"
+LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"  # shipped inside the package
 DOMAIN = "messages"
 
 

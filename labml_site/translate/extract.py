@@ -32,10 +32,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labml_site.checks import FileContext, parse_translation_file, run_file_checks
-from labml_site.findings import Finding
-from labml_site.sanitize import PLACEHOLDER_RE
-from labml_site.translations import catalog_path, fuzzy_path, load_fuzzy, stale_path
+from .checks import FileContext, parse_translation_file, run_file_checks
+from ..findings import Finding
+from .sanitize import PLACEHOLDER_RE
+from .catalog import catalog_path, fuzzy_path, load_fuzzy, stale_path
 
 FUZZY_CUTOFF = 0.6
 INDENT = 2

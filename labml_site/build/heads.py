@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .findings import Finding
+from ..findings import Finding
 
 if TYPE_CHECKING:
-    from .pages import PageData
-    from .prepare import LocalText
+    from ..typeset.page import PageData
+    from ..render.text import LocalText
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class TextHead:
 
 
 def page_head(data: PageData) -> PageHead:
-    from .notebooks import wants_notebook
+    from ..render.notebooks import wants_notebook
 
     return PageHead(
         data.rel,

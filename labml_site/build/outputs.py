@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Callable
 
 from . import cache as build_cache
 from .workers import can_fork, fork_map
-from .findings import Finding, Report
-from .i18n import load_ui
+from ..findings import Finding, Report
+from ..render.i18n import load_ui
 
 if TYPE_CHECKING:
-    from .builder import _Site
+    from .site import _Site
     from .prepare import Prepared
 
 
