@@ -97,7 +97,7 @@ def main() -> None:
     print(header)
     for seq in seq_lens:
         x = torch.randn(args.batch, seq, args.d_model, device=device, requires_grad=True)
-        blocked = ~causal_mask(seq, device=device)  # nn.MultiheadAttention: True = blocked
+        blocked = ~causal_mask(seq, device=device)[0]  # nn.MultiheadAttention: True = blocked
 
         def explicit():
             with autocast:

@@ -93,7 +93,7 @@ def test_matches_nn_multihead_attention(kind):
     # nn.MultiheadAttention's boolean masks mean the opposite: True = NOT allowed.
     ref_kwargs = {}
     if kind in ("causal", "causal+padding"):
-        ref_kwargs["attn_mask"] = ~causal_mask(SEQ)
+        ref_kwargs["attn_mask"] = ~causal_mask(SEQ)[0]  # nn.MultiheadAttention wants [seq_q, seq_k]
     if kind in ("padding", "causal+padding"):
         ref_kwargs["key_padding_mask"] = ~padding_mask(torch.tensor(LENGTHS), SEQ)[:, 0, :]
     ref_out, ref_weights = ref(q, k, v, need_weights=True, average_attn_weights=False, **ref_kwargs)
@@ -211,10 +211,18 @@ def test_wrong_shapes_raise_value_error_naming_the_expected_shape(args, message)
         mha(*tensors)
 
 
+EXPECTED_SHAPES = r"mask must have shape \[batch=2, seq_q=5, seq_k=5\], \[2, 1, 5\], \[1, 5, 5\] or \[1, 1, 5\], "
+
+
 @pytest.mark.parametrize("mask, message", [
-    (torch.ones(5, 4, dtype=torch.bool), r"mask must have shape \[batch=2, seq_q=5, seq_k=5\].*got \[5, 4\]"),
-    (torch.ones(3, 1, 5, dtype=torch.bool), r"mask must have shape .*got \[3, 1, 5\]"),
-    (torch.ones(2, 1, 1, 5, dtype=torch.bool), r"mask must have shape .*got \[2, 1, 1, 5\]"),
+    (torch.ones(5, 4, dtype=torch.bool), EXPECTED_SHAPES + r"got \[5, 4\]; a 2-D mask is ambiguous"),
+    # [seq_q, seq_k] without the batch axis is refused too: it could be a [batch, seq_k] mask.
+    (torch.ones(5, 5, dtype=torch.bool), EXPECTED_SHAPES + r"got \[5, 5\]; a 2-D mask is ambiguous: "
+                                         r"use mask\[:, None, :\] .* or mask\[None\]"),
+    (torch.ones(5, dtype=torch.bool), EXPECTED_SHAPES + r"got \[5\]$"),
+    (torch.ones(3, 1, 5, dtype=torch.bool), EXPECTED_SHAPES + r"got \[3, 1, 5\]"),
+    (torch.ones(2, 5, 1, dtype=torch.bool), EXPECTED_SHAPES + r"got \[2, 5, 1\]"),
+    (torch.ones(2, 1, 1, 5, dtype=torch.bool), EXPECTED_SHAPES + r"got \[2, 1, 1, 5\]"),
     (torch.ones(5, 5), r"mask must be a boolean tensor \(True = may attend\), got torch.float32"),
 ])
 def test_bad_masks_raise_value_error(mask, message):
@@ -229,7 +237,7 @@ def test_indivisible_heads_raise():
 
 
 def test_mask_helpers():
-    assert causal_mask(3).tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+    assert causal_mask(3).tolist() == [[[True, False, False], [True, True, False], [True, True, True]]]
     pad = padding_mask(torch.tensor([2, 0, 3]), 3)
     assert pad.shape == (3, 1, 3)
     assert pad[:, 0].tolist() == [[True, True, False], [False, False, False], [True, True, True]]

@@ -25,8 +25,11 @@ entropy, saves a checkpoint to `checkpoints/attention.pt` and prints a generated
 * `--steps N`: train until step `N`; `--seed S`: change the random seed.
 * `--device cpu` or `--device cuda`: the default picks CUDA when it is available. On CUDA the
   model runs in bfloat16 autocast. `--threads N` sets the number of CPU threads (default 1).
-* `--checkpoint PATH`, `--resume`: continue from a saved checkpoint, for example
-  `--resume --steps 1000` to train further. Ctrl-C saves a checkpoint before stopping.
+* `--checkpoint PATH`, `--resume`: continue from a saved checkpoint. Ctrl-C saves a checkpoint
+  before stopping. A resumed run keeps the learning-rate schedule of the run that wrote the
+  checkpoint: `--resume --steps 1000` after a 400-step run trains 600 more steps at the final
+  learning rate of the cosine (it prints a line that says so); `--schedule-steps 1000` instead
+  stretches the schedule to end at step 1000, which raises the learning rate again at step 400.
 * `torchrun --nproc_per_node 2 -m annotated_attention.experiment`: data-parallel training with
   two processes (one per GPU with NCCL, or on the CPU with gloo).
 """
@@ -36,7 +39,7 @@ import contextlib
 import math
 import os
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Optional
 
@@ -62,6 +65,9 @@ class TrainConfig:
     """
     # Training stops after this optimizer step
     steps: int = 400
+    # The step at which the cosine schedule reaches its end. 0 means `steps` for a new run and,
+    # for a resumed run, the schedule stored in the checkpoint
+    schedule_steps: int = 0
     # Sequences per step (per process, in a distributed run) and characters per sequence
     batch_size: int = 32
     seq_len: int = 64
@@ -109,8 +115,10 @@ class Result:
     model: nn.Module
     vocabulary: Vocabulary
     step: int
-    # Training loss of each step run in this call, and the validation losses by step
+    # Training loss and learning rate of each step run in this call, and the validation losses
+    # by step
     losses: list[float]
+    lrs: list[float]
     val_losses: dict[int, float]
     unigram_entropy: float
     # Validation loss at the end (computed on rank 0 only; `nan` on other ranks)
@@ -200,11 +208,13 @@ def step_seed(seed: int, rank: int, step: int) -> int:
 #
 # A linear warm-up from zero avoids large, badly aimed updates while Adam's running estimates of
 # the gradient statistics are still poor. After the warm-up the learning rate follows half a
-# cosine from the peak down to `min_lr_ratio` times the peak at the last step.
+# cosine from the peak down to `min_lr_ratio` times the peak at step `schedule_steps` (the last
+# step, unless a resumed run goes on beyond it; then it stays at that final value).
 def learning_rate(step: int, cfg: TrainConfig) -> float:
     if step < cfg.warmup:
         return cfg.lr * (step + 1) / cfg.warmup
-    progress = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup))
+    end = cfg.schedule_steps or cfg.steps
+    progress = min(1.0, (step - cfg.warmup) / max(1, end - cfg.warmup))
     cosine = 0.5 * (1 + math.cos(math.pi * progress))
     return cfg.lr * (cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * cosine)
 
@@ -304,6 +314,27 @@ def load_checkpoint(path: Path, device: torch.device) -> dict:
     return torch.load(path, map_location=device, weights_only=True)
 
 
+def fix_schedule(cfg: TrainConfig, ckpt: Optional[dict], verbose: bool) -> TrainConfig:
+    """
+    ### The schedule of a resumed run
+
+    The learning rate at step $t$ depends on where the schedule ends. If a resumed run took that
+    end from its own `--steps`, then `--resume --steps 1000` after a 400-step run would jump from
+    the end of one cosine back to the middle of a longer one. So the end is fixed when a run
+    starts and saved in the checkpoint; a resumed run uses the saved end unless
+    `--schedule-steps` is given, and steps beyond the end run at the final learning rate.
+    """
+    if cfg.schedule_steps:
+        return cfg
+    saved = ckpt["train_config"] if ckpt else {}
+    end = saved.get("schedule_steps") or saved.get("steps") or cfg.steps
+    if verbose and ckpt and cfg.steps > end:
+        print(f"the learning-rate schedule of the checkpoint ends at step {end}: steps {end} to "
+              f"{cfg.steps} run at the final learning rate {cfg.lr * cfg.min_lr_ratio:.2g} "
+              f"(pass --schedule-steps {cfg.steps} for a schedule that ends at step {cfg.steps})")
+    return replace(cfg, schedule_steps=end)
+
+
 def train(cfg: TrainConfig, stop_at: Optional[int] = None) -> Result:
     """
     ## The training run
@@ -333,6 +364,7 @@ def _train(cfg: TrainConfig, rt: Runtime, stop_at: Optional[int], started: float
     # that the token ids and the parameter shapes match what was saved.
     checkpoint_path = Path(cfg.checkpoint)
     ckpt = load_checkpoint(checkpoint_path, rt.device) if cfg.resume else None
+    cfg = fix_schedule(cfg, ckpt, rt.is_main)
     text = load_text()
     vocab = Vocabulary(ckpt["vocabulary"]) if ckpt else Vocabulary.from_text(text)
     data = vocab.encode(text)
@@ -370,6 +402,7 @@ def _train(cfg: TrainConfig, rt: Runtime, stop_at: Optional[int], started: float
         print(f"unigram entropy of the data: {entropy:.3f} nats/char")
 
     losses: list[float] = []
+    lrs: list[float] = []
     val_losses: dict[int, float] = {}
     bar = tqdm(total=cfg.steps, initial=start, disable=not rt.is_main, unit="step",
                dynamic_ncols=True)
@@ -384,8 +417,9 @@ def _train(cfg: TrainConfig, rt: Runtime, stop_at: Optional[int], started: float
             torch.manual_seed(step_seed(cfg.seed, rt.rank, step))
             x, y = random_batch(train_data, cfg.batch_size, cfg.seq_len)
             x, y = x.to(rt.device), y.to(rt.device)
+            lrs.append(learning_rate(step, cfg))
             for group in optimizer.param_groups:
-                group["lr"] = learning_rate(step, cfg)
+                group["lr"] = lrs[-1]
             # Forward: `[batch_size, seq_len, vocab_size]` logits. `cross_entropy` wants the
             # classes on axis 1 or a flat list of predictions, so we flatten batch and time into
             # `[batch_size * seq_len, vocab_size]` against `[batch_size * seq_len]` targets.
@@ -438,7 +472,7 @@ def _train(cfg: TrainConfig, rt: Runtime, stop_at: Optional[int], started: float
             sample = generate(model, vocab, "def ", cfg.sample_len, rt.device, seed=cfg.seed)
     if rt.world_size > 1:
         dist.barrier()
-    return Result(model, vocab, step, losses, val_losses, entropy, final_loss,
+    return Result(model, vocab, step, losses, lrs, val_losses, entropy, final_loss,
                   time.perf_counter() - started, tokens / max(train_time, 1e-9), sample)
 
 

@@ -124,7 +124,8 @@ def uniform_attention_weights(mask: torch.Tensor) -> torch.Tensor:
     # `[1, 1, seq, 1]`: one batch element, one head, a head size of 1
     q = torch.zeros(1, 1, seq_q, 1)
     k = torch.zeros(1, 1, seq_k, 1)
-    _, weights = attention(q, k, k, mask)
+    # `[None, None]` adds the batch and head axes: `[1, 1, seq_q, seq_k]`
+    _, weights = attention(q, k, k, mask[None, None])
     return weights[0, 0]
 
 
@@ -140,7 +141,7 @@ def render_all() -> dict[str, str]:
     #
     # Query $i$ may only look at keys $0, ..., i$: row $i$ has weight $1/(i+1)$ on each of them.
     words = ["we", "read", "code", "line", "by", "line"]
-    mask = causal_mask(len(words))
+    mask = causal_mask(len(words))[0]
     figures["causal_mask.svg"] = heatmap_svg(
         "causal", uniform_attention_weights(mask).tolist(), words, words,
         "Attention weights under a causal mask",

@@ -40,10 +40,23 @@ Inputs and outputs are **batch-first**, `[batch, seq, d_model]`, the same layout
 ## Mask convention
 
 A mask is a **boolean** tensor in which `True` means *this query may attend to this key*.
-Its full shape is `[batch, seq_q, seq_k]`, and any shape that broadcasts to it is accepted:
-`[seq_q, seq_k]` for a causal mask shared by the whole batch, or `[batch, 1, seq_k]` for a
-padding mask that is the same for every query. Be careful when you compare with other code:
-`torch.nn.MultiheadAttention` uses the opposite polarity for boolean masks (`True` = blocked).
+It always has **three axes**, `[batch, seq_q, seq_k]`, and an axis of size 1 stands for "the
+same for all". These are the shapes accepted:
+
+* `[batch, seq_q, seq_k]`: a separate mask for every sequence,
+* `[batch, 1, seq_k]`: a padding mask, the same for every query (what `padding_mask` returns),
+* `[1, seq_q, seq_k]`: one mask for the whole batch (what `causal_mask` returns),
+* `[1, 1, seq_k]`, for completeness.
+
+Any other shape raises an error that lists these shapes. A 2-D mask is refused on purpose: other
+code often passes a padding mask as `[batch, seq_k]`, and whenever `batch == seq_q` such a mask
+would broadcast as if it were `[seq_q, seq_k]`, silently giving every *query* the mask of one
+*sequence*. With three axes there is only one way to read a mask.
+
+A query whose row of the mask has no `True` at all (for example a query of a sequence of length
+0) has nothing to attend to. We define its attention weights and its output to be **zero**, on
+both paths below. Be careful when you compare with other code: `torch.nn.MultiheadAttention`
+uses the opposite polarity for boolean masks (`True` = blocked).
 
 If you wonder how $QK^\top$ and the softmax work shape by shape, read
 [the scores and the softmax](scores_and_softmax.html) next to this page.
@@ -69,11 +82,12 @@ def causal_mask(seq_len: int, device: Optional[torch.device] = None) -> torch.Te
 
     :param seq_len: the sequence length
     :param device: where to create the mask
-    :return: a boolean tensor of shape `[seq_len, seq_len]`; it broadcasts over the batch
+    :return: a boolean tensor of shape `[1, seq_len, seq_len]`; the axis of size 1 broadcasts
+        over the batch
     """
     # `tril` keeps the main diagonal and everything below it, so row $i$ is `True` in
-    # columns $0, ..., i$.
-    return torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()
+    # columns $0, ..., i$. `[None]` adds the batch axis.
+    return torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()[None]
 
 
 def padding_mask(lengths: torch.Tensor, seq_len: int) -> torch.Tensor:
@@ -112,12 +126,16 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     :param q: queries, `[batch, heads, seq_q, d_k]`
     :param k: keys, `[batch, heads, seq_k, d_k]`
     :param v: values, `[batch, heads, seq_k, d_k]`
-    :param mask: boolean, broadcastable to `[batch, heads, seq_q, seq_k]`, `True` = may attend
+    :param mask: boolean, `True` = may attend, with four axes, each of its full size or 1:
+        `[batch or 1, heads or 1, seq_q or 1, seq_k]`
     :param dropout: applied to the attention weights, if given
     :return: the output `[batch, heads, seq_q, d_k]` and the attention weights
         `[batch, heads, seq_q, seq_k]`
     """
     d_k = q.shape[-1]
+    if mask is not None and mask.dim() != 4:
+        raise ValueError(f"mask must have four axes [batch, heads, seq_q, seq_k] (1 where it "
+                         f"broadcasts), got {list(mask.shape)}")
 
     # ### Scores
     #
@@ -133,11 +151,22 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     #
     # $$\operatorname{Var}(q \cdot k) = \operatorname{Var}\Big(\sum_{m=1}^{d_k} q_m k_m\Big) = d_k$$
     #
-    # So the scores spread out more as heads get wider. Large scores push the softmax towards a
-    # one-hot vector, and there its gradient almost vanishes: the derivative
+    # So the scores spread out more as heads get wider. What the softmax sees is the *spread* of
+    # a row, not the size of its scores (adding a constant to a row changes nothing). When the
+    # scores in a row lie far apart, the softmax approaches a one-hot vector, and there its
+    # gradient almost vanishes: the derivative
     # $\frac{\partial p_i}{\partial s_j} = p_i (\delta_{ij} - p_j)$ is close to 0 when every
-    # $p$ is close to 0 or 1. Dividing by $\sqrt{d_k}$ brings the variance back to 1 whatever
-    # the head size, so training starts in the range where the softmax still learns.
+    # $p$ is close to 0 or 1. Dividing by $\sqrt{d_k}$ makes the variance of the scores
+    # independent of the head size: it is 1 under the assumption above, whatever $d_k$.
+    #
+    # In a real model the assumption does not hold exactly. At initialisation, PyTorch's
+    # `nn.Linear` draws its weights from $U(-1/\sqrt{d_{model}}, 1/\sqrt{d_{model}})$, so for
+    # inputs of variance 1 (the output of a layer norm) each component of $q$ and $k$ has a
+    # variance of about $1/3$, and the scaled scores have a variance of about
+    # $\frac{1}{3} \cdot \frac{1}{3} = \frac{1}{9} \approx 0.11$: the weights start close to
+    # uniform. `score_variance_at_init` below measures it and the tests assert it. The scaling
+    # keeps that starting point the same for every head size, and it keeps the scores in a
+    # range where the softmax still learns as the projections grow during training.
     scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(d_k)
 
     # ### Masking
@@ -145,10 +174,16 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     # Blocked pairs get the score $-\infty$. Since $\exp(-\infty) = 0$, they receive exactly zero
     # weight after the softmax. `~mask` turns "may attend" into "blocked", and broadcasting
     # stretches a `[batch, 1, seq_q, seq_k]` or `[1, 1, seq_q, seq_k]` mask over the heads.
-    # Every query must be allowed at least one key: a row of only $-\infty$ has no softmax
-    # (the result is NaN).
+    #
+    # A row of only $-\infty$ has no softmax: it would compute $0 / 0$, which is NaN, and the
+    # NaN would spread into the output and the gradients. We find such rows (`empty`,
+    # `[batch, heads, seq_q, 1]`), give them the finite score 0 so that the softmax stays
+    # defined, and set their weights to zero after it.
+    empty = None
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
+        empty = ~mask.any(dim=-1, keepdim=True)
+        scores = scores.masked_fill(empty, 0.0)
 
     # ### Softmax over the keys
     #
@@ -157,15 +192,24 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     # We normalise over the **last** axis (`dim=-1`), the key axis. Each query then owns one
     # probability distribution over the keys: the weights in a row are non-negative and sum to 1.
     # The output for that query is a weighted average of the values, which is why the weights
-    # have to sum to 1 along the key axis and not along the query axis.
+    # have to sum to 1 along the key axis and not along the query axis. (Rows without any
+    # visible key are the exception: their weights are all zero.)
+    #
+    # `softmax` subtracts the largest score of each row before taking $\exp$, which changes
+    # nothing mathematically and keeps $\exp$ from overflowing (see
+    # [the worked example](scores_and_softmax.html#softmax_by_hand)).
     weights = scores.softmax(dim=-1)
+    if empty is not None:
+        weights = weights.masked_fill(empty, 0.0)
 
     # ### Dropout on the attention weights
     #
     # During training, dropout sets some weights to zero at random (and scales the others up by
     # $1/(1-p)$), so a query cannot rely on a single key. In evaluation mode `nn.Dropout` does
-    # nothing. We return the weights from *before* dropout, because those are the distributions
-    # the model actually computed.
+    # nothing. We return the weights from *before* dropout: they are the softmax's
+    # distributions, each row summing to 1, which is what you want to look at or plot. Note that
+    # in training mode the output below is computed from the dropped weights, so it is not
+    # `weights @ v`; in evaluation mode the two are the same.
     dropped = dropout(weights) if dropout is not None else weights
 
     # ### Weighted sum of the values
@@ -255,7 +299,8 @@ class MultiHeadAttention(nn.Module):
         :param query: `[batch, seq_q, d_model]`
         :param key: `[batch, seq_k, d_model]`; defaults to `query` (self-attention)
         :param value: `[batch, seq_k, d_model]`; defaults to `key`
-        :param mask: boolean, `[batch, seq_q, seq_k]` or broadcastable to it, `True` = may attend
+        :param mask: boolean, `True` = may attend: `[batch, seq_q, seq_k]`, `[batch, 1, seq_k]`,
+            `[1, seq_q, seq_k]` or `[1, 1, seq_k]` (see [the mask convention](#mask-convention))
         :param causal: add a causal mask (needs `seq_q == seq_k`); the fused path then can use
             kernels that never build the mask in memory
         :param fused: overrides the `fused` flag given to the constructor for this call
@@ -273,9 +318,9 @@ class MultiHeadAttention(nn.Module):
                              f"and seq_k={seq_k}: pass an explicit mask instead")
         if mask is not None:
             self._check_mask(mask, batch, seq_q, seq_k)
-            # Add the head axis: `[batch, seq_q, seq_k]` → `[batch, 1, seq_q, seq_k]`. A 2-D mask
-            # `[seq_q, seq_k]` becomes `[1, seq_q, seq_k]`, which broadcasts in the same way.
-            mask = mask.unsqueeze(-3)
+            # Add the head axis: `[batch, seq_q, seq_k]` → `[batch, 1, seq_q, seq_k]`, and
+            # likewise for the axes of size 1.
+            mask = mask.unsqueeze(1)
 
         # Project and split into heads: `[batch, seq, d_model]` → `[batch, heads, seq, d_k]`.
         q = self.split_heads(self.query(query))
@@ -285,9 +330,11 @@ class MultiHeadAttention(nn.Module):
         # #### Fast path
         #
         # `torch.nn.functional.scaled_dot_product_attention` computes the same formula with the
-        # same `True` = may attend convention for boolean masks. On a GPU it picks a fused kernel
-        # (FlashAttention or memory-efficient attention) that never stores the
-        # `[seq_q, seq_k]` weight matrix, which saves memory and time on long sequences.
+        # same `True` = may attend convention for boolean masks. It picks a fused kernel when the
+        # inputs allow one, on the CPU as well as on a GPU (where it can be FlashAttention or
+        # memory-efficient attention). A fused kernel works through the keys in blocks and never
+        # stores the whole `[seq_q, seq_k]` weight matrix, which saves memory and time on long
+        # sequences (the [measurements](#time-and-memory) at the end of this page show how much).
         # The weights and therefore the results are the same as on the explicit path, up to
         # rounding. Only the random dropout pattern differs, so outputs agree in evaluation mode.
         if use_fused:
@@ -296,16 +343,22 @@ class MultiHeadAttention(nn.Module):
                 x = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True)
             else:
                 if causal:
-                    mask = mask & causal_mask(seq_q, device=query.device)
+                    mask = mask & causal_mask(seq_q, device=query.device).unsqueeze(1)
                 x = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+                # What a kernel returns for a query without any visible key depends on the
+                # kernel (zeros on some, NaN on others), so we set it to zero ourselves, as on
+                # the explicit path.
+                if mask is not None:
+                    x = x.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
             self.attn = None
         # #### Explicit path
         #
-        # The step-by-step computation of the `attention` function above. A `[seq, seq]` causal
-        # mask broadcasts against a `[batch, 1, seq_q, seq_k]` mask.
+        # The step-by-step computation of the `attention` function above. The causal mask gets
+        # a head axis too, `[1, 1, seq, seq]`, and broadcasts against a
+        # `[batch, 1, seq_q, seq_k]` mask.
         else:
             if causal:
-                tri = causal_mask(seq_q, device=query.device)
+                tri = causal_mask(seq_q, device=query.device).unsqueeze(1)
                 mask = tri if mask is None else mask & tri
             x, weights = attention(q, k, v, mask, self.dropout)
             # `detach` so that keeping the weights does not keep the autograd graph alive.
@@ -339,15 +392,64 @@ class MultiHeadAttention(nn.Module):
     @staticmethod
     def _check_mask(mask: torch.Tensor, batch: int, seq_q: int, seq_k: int) -> None:
         """
-        A mask must be boolean and broadcastable to `[batch, seq_q, seq_k]`. We refuse float
-        masks on purpose: some libraries add float masks to the scores and others treat
-        nonzero entries as "blocked", so accepting them invites polarity mistakes.
+        A mask must be boolean and have one of the four shapes of
+        [the mask convention](#mask-convention). We refuse float masks on purpose: some
+        libraries add float masks to the scores and others treat nonzero entries as "blocked",
+        so accepting them invites polarity mistakes. The message lists the accepted shapes with
+        this call's sizes, for example
+        `mask must have shape [batch=2, seq_q=5, seq_k=5], [2, 1, 5], [1, 5, 5] or [1, 1, 5]`.
         """
-        expected = f"[batch={batch}, seq_q={seq_q}, seq_k={seq_k}]"
         if mask.dtype != torch.bool:
             raise ValueError(f"mask must be a boolean tensor (True = may attend), got {mask.dtype}")
-        full = (batch, seq_q, seq_k)
-        if mask.dim() not in (2, 3) or any(
-                got not in (1, want) for got, want in zip(reversed(mask.shape), reversed(full))):
-            raise ValueError(f"mask must have shape {expected} or broadcast to it "
-                             f"(e.g. [seq_q, seq_k] or [batch, 1, seq_k]), got {list(mask.shape)}")
+        accepted = [(batch, seq_q, seq_k), (batch, 1, seq_k), (1, seq_q, seq_k), (1, 1, seq_k)]
+        if tuple(mask.shape) not in accepted:
+            hint = ""
+            if mask.dim() == 2:
+                hint = (f"; a 2-D mask is ambiguous: use mask[:, None, :] for a [batch, seq_k] "
+                        f"padding mask or mask[None] for a [seq_q, seq_k] mask")
+            shapes = ", ".join(str(list(s)) for s in accepted[1:-1]) + f" or {list(accepted[-1])}"
+            raise ValueError(f"mask must have shape [batch={batch}, seq_q={seq_q}, seq_k={seq_k}], "
+                             f"{shapes}, got {list(mask.shape)}{hint}")
+
+
+@torch.no_grad()
+def score_variance_at_init(d_model: int = 128, heads: int = 4, seq: int = 256,
+                           seed: int = 0) -> float:
+    r"""
+    ## The scores of a freshly initialised layer, measured
+
+    The variance of the scaled scores $q \cdot k / \sqrt{d_k}$ of a new `MultiHeadAttention`
+    on inputs of variance 1, pooled over all heads and pairs. The tests assert that it is close to
+    $1/9$, the value derived [above](#scores), for several head sizes.
+    """
+    torch.manual_seed(seed)
+    mha = MultiHeadAttention(d_model, heads)
+    # A generator of its own for the inputs, so that they are independent of the weights
+    g = torch.Generator().manual_seed(seed + 1)
+    # `[1, seq, d_model]` with components of variance 1, like the output of a layer norm
+    x = torch.randn(1, seq, d_model, generator=g)
+    q, k = mha.split_heads(mha.query(x)), mha.split_heads(mha.key(x))
+    return (torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(mha.d_k)).var().item()
+
+# ## Time and memory
+#
+# The explicit path stores the `[batch, heads, seq, seq]` weight matrix (and, for the backward
+# pass, the scores and the dropped weights next to it), so its memory grows with the square of
+# the sequence length, and so does its time once the sequence is long enough for the
+# $QK^\top$ products to dominate. `python benchmarks/attention_bench.py` measures one forward and
+# one backward pass of causal self-attention (batch 8, `d_model` 256, 8 heads, float32) on the
+# CPU. The memory column is the size of the tensors that autograd keeps for the backward pass.
+# Measured on the 2-core development machine (torch 2.13.0, 1 thread):
+#
+# BENCH_TABLE
+#
+# ## Exercises
+#
+# Break the code on purpose and run `python -m pytest tests/test_attention.py` to see which test
+# catches it:
+#
+# 1. Divide the scores by $d_k$ instead of $\sqrt{d_k}$.
+# 2. Take the softmax over `dim=-2` instead of `dim=-1`.
+# 3. In `merge_heads`, replace `reshape` by `view`, then `transpose(1, 2)` by nothing.
+# 4. Return the weights *after* dropout from `attention`.
+# 5. Remove the line that sets the weights of `empty` rows to zero.
