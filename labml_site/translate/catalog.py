@@ -23,6 +23,7 @@ from .checks import (
     EntryContext,
     FileContext,
     ParsedFile,
+    oversized,
     parse_translation_file,
     run_entry_checks,
     run_file_checks,
@@ -81,15 +82,17 @@ class Lookup:
         return self.status == "translated"
 
 
-def load_fuzzy(main: Path) -> tuple[dict[str, Entry], list[Finding]]:
+def load_fuzzy(main: Path, root: Path | None = None) -> tuple[dict[str, Entry], list[Finding]]:
     """Read the fuzzy sidecar of `main`; malformed entries are reported and skipped."""
-    parsed = parse_translation_file(fuzzy_path(main))
+    parsed = parse_translation_file(fuzzy_path(main), root)
     findings = run_file_checks(FileContext(parsed, kind="fuzzy"))
     fuzzy: dict[str, Entry] = {}
     if not parsed.usable:
         return fuzzy, findings
     for pair in parsed.pairs:
         item = pair.value
+        if oversized(pair):
+            continue  # reported by the size check
         if (
             isinstance(item, dict)
             and isinstance(item.get("suggestion"), str)
@@ -121,14 +124,17 @@ class Catalog:
     _cache: dict[str, Lookup] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def load(cls, path: Path, lang: str) -> "Catalog":
+    def load(cls, path: Path, lang: str, root: Path | None = None) -> "Catalog":
+        """`root`: the translations folder, when known (a file under a linked folder below it is
+        refused). Never raises on what the files hold; a link, FIFO, device or oversize file is
+        not read and is reported in `findings`."""
         path = Path(path)
-        parsed = parse_translation_file(path)
+        parsed = parse_translation_file(path, root)
         catalog = cls(str(path), lang)
         catalog.findings = run_file_checks(FileContext(parsed, lang))
         if parsed.usable:
             catalog._take_pairs(parsed)
-        catalog.fuzzy, fuzzy_findings = load_fuzzy(path)
+        catalog.fuzzy, fuzzy_findings = load_fuzzy(path, root)
         catalog.findings.extend(fuzzy_findings)
         return catalog
 
@@ -184,7 +190,7 @@ def _errors_first(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: f.severity != "error")
 
 
-def check_file(path: Path, lang: str, english_keys: set[str] | None = None) -> list[Finding]:
+def check_file(path: Path, lang: str, english_keys: set[str] | None = None, root: Path | None = None) -> list[Finding]:
     """Every finding for one translation file (and its fuzzy sidecar), sorted by line.
 
     `english_keys`: the keys the source produces for this page.  With it, keys that are no longer
@@ -192,17 +198,17 @@ def check_file(path: Path, lang: str, english_keys: set[str] | None = None) -> l
     rendered, and `extract` moves them aside).  A missing file gives no findings.
     """
     path = Path(path)
-    parsed = parse_translation_file(path)
+    parsed = parse_translation_file(path, root)
     findings = run_file_checks(FileContext(parsed, lang, english_keys))
     if parsed.usable:
         for pair in parsed.pairs:
-            if not isinstance(pair.value, str):
+            if not isinstance(pair.value, str) or oversized(pair):
                 continue
             if english_keys is not None and pair.key not in english_keys:
                 continue
             findings.extend(
                 run_entry_checks(EntryContext(pair.key, pair.value, str(path), pair.line, lang))
             )
-    _, fuzzy_findings = load_fuzzy(path)
+    _, fuzzy_findings = load_fuzzy(path, root)
     findings.extend(fuzzy_findings)
     return sorted(findings, key=lambda f: (f.path, f.line, f.col))

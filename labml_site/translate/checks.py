@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from ..findings import Finding, shorten
+from ..read.safe_files import UnsafeFile, check_no_links, read_regular
 from .sanitize import (
     ALLOWED_ATTRIBUTES,
     ALLOWED_TAGS,
@@ -111,11 +112,16 @@ class ParsedFile:
     syntax_error: tuple[str, int, int] | None = None  # (message, line, col)
     top_level: str = "object"  # JSON type of the top-level value
     pairs: list[RawPair] = field(default_factory=list)
+    # (code, why) when the file was not read at all: a link, a FIFO, a device, too large…
+    refused: tuple[str, str] | None = None
 
     @property
     def usable(self) -> bool:
         """False when nothing in the file can be trusted (the file is then treated as empty)."""
-        return self.exists and self.syntax_error is None and self.top_level == "object"
+        return (
+            self.exists and self.refused is None and self.syntax_error is None
+            and self.top_level == "object"
+        )
 
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -135,13 +141,33 @@ class _Lines:
         return i + 1, offset - self._starts[i] + 1
 
 
-def parse_translation_file(path: Path) -> ParsedFile:
-    """Read `path` without ever raising on its content; a missing file is an empty catalog."""
+# Limits on what one translation file may hold. Far above any real page (the largest block of the
+# tutorial is 3 KB, its largest file 35 KB); they exist so that a file of a pull request cannot make
+# a build read, hold or check without bound.
+MAX_FILE_BYTES = 8 * 1024 * 1024
+MAX_VALUE_CHARS = 200_000  # per key and per value (for a sidecar entry: all its strings together)
+
+
+def parse_translation_file(path: Path, root: Path | None = None) -> ParsedFile:
+    """Read `path` without ever raising on its content; a missing file is an empty catalog.
+
+    Only a regular file of at most `MAX_FILE_BYTES` is read (`safe_files.read_regular`: never a
+    link, FIFO or device, never a blocking open); anything else is `refused`, which a file check
+    reports. `root`: the translations folder, when known; a file reached through a linked folder
+    below it is refused too."""
     parsed = ParsedFile(path=str(path))
     try:
-        data = path.read_bytes()
+        if root is not None:
+            check_no_links(path, root)
+        data = read_regular(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         parsed.exists = False
+        return parsed
+    except UnsafeFile as e:
+        parsed.refused = (e.code, e.reason)
+        return parsed
+    except OSError as e:  # unreadable (permissions, a folder named like a file…): never a crash
+        parsed.refused = ("unreadable-file", f"could not be read ({e.strerror or e})")
         return parsed
     return parse_translation_bytes(data, str(path))
 
@@ -185,6 +211,8 @@ def _scan_object(text: str, lines: _Lines, parsed: ParsedFile) -> None:
             value, _ = decoder.raw_decode(text, i)
         except json.JSONDecodeError as e:
             return fail(e.msg, e.pos)
+        except (RecursionError, ValueError, MemoryError) as e:
+            return fail(_decode_problem(e), i)
         parsed.top_level = type(value).__name__
         return
     i = _WS.match(text, i + 1).end()
@@ -205,6 +233,8 @@ def _scan_object(text: str, lines: _Lines, parsed: ParsedFile) -> None:
                 value, i = decoder.raw_decode(text, i)
             except json.JSONDecodeError as e:
                 return fail(e.msg, e.pos)
+            except (RecursionError, ValueError, MemoryError) as e:
+                return fail(_decode_problem(e), i)
             parsed.pairs.append(RawPair(key, value, *lines.at(key_pos)))
             i = _WS.match(text, i).end()
             if text.startswith(",", i):
@@ -217,6 +247,17 @@ def _scan_object(text: str, lines: _Lines, parsed: ParsedFile) -> None:
     i = _WS.match(text, i).end()
     if i != len(text):
         fail("extra data after the closing }", i)
+
+
+def _decode_problem(error: BaseException) -> str:
+    """A value the json module refuses to build (not a syntax error): say what, without a traceback."""
+    if isinstance(error, RecursionError):
+        return "arrays or objects nested too deeply (a translation file holds strings)"
+    if isinstance(error, MemoryError):
+        return "a value too large to read"
+    if "digits" in str(error):
+        return "a number with too many digits (a translation file holds strings)"
+    return f"a value that cannot be read ({error})"
 
 
 # --------------------------------------------------------------------------------------------
@@ -881,6 +922,51 @@ def check_json_syntax(ctx: FileContext) -> Iterator[Finding]:
         )
 
 
+@file_check("not-a-regular-file", "file-too-large", "unreadable-file")
+def check_refused(ctx: FileContext) -> Iterator[Finding]:
+    if ctx.parsed.refused:
+        code, why = ctx.parsed.refused
+        if code not in ("file-too-large", "unreadable-file"):
+            code = "not-a-regular-file"  # a link, FIFO, device, socket, linked folder
+        yield ctx.finding(
+            "error", code,
+            f"the file {why}; it was not read and the whole file is ignored (a translation file "
+            f"must be a plain file of at most {MAX_FILE_BYTES // (1024 * 1024)} MB)", 1, 1,
+        )
+
+
+def _string_size(value: Any) -> int:
+    """The characters of every string in a parsed JSON value (its nesting is bounded: it parsed)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(k) + _string_size(v) for k, v in value.items())
+    if isinstance(value, list):
+        return sum(map(_string_size, value))
+    return 0
+
+
+@file_check("value-too-large")
+def check_sizes(ctx: FileContext) -> Iterator[Finding]:
+    for pair in ctx.parsed.pairs:
+        if len(pair.key) > MAX_VALUE_CHARS:
+            what = "key"
+        elif _string_size(pair.value) > MAX_VALUE_CHARS:
+            what = "value"
+        else:
+            continue
+        yield ctx.finding(
+            "error", "value-too-large",
+            f"this {what} is longer than {MAX_VALUE_CHARS} characters; split the block in the "
+            "source (the entry is not used)", pair.line, pair.col, pair.key,
+        )
+
+
+def oversized(pair: RawPair) -> bool:
+    """True for an entry `check_sizes` refuses: no other check reads it."""
+    return len(pair.key) > MAX_VALUE_CHARS or _string_size(pair.value) > MAX_VALUE_CHARS
+
+
 @file_check("not-an-object")
 def check_top_level(ctx: FileContext) -> Iterator[Finding]:
     if ctx.parsed.syntax_error is None and ctx.parsed.top_level != "object":
@@ -935,9 +1021,9 @@ def check_stale(ctx: FileContext) -> Iterator[Finding]:
         if pair.key not in ctx.english_keys:
             yield ctx.finding(
                 "warning", "stale-key",
-                "the English for this key no longer exists (it changed or was removed); run "
-                "`python build.py extract --lang "
-                f"{ctx.lang or 'xx'}` to move it aside and get a suggestion for the new text",
+                "the English for this key no longer exists (it changed or was removed); run the "
+                "builder's `extract --lang "
+                f"{ctx.lang or 'xx'}` command to move it aside and get a suggestion for the new text",
                 pair.line, pair.col, pair.key,
             )
 

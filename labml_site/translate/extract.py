@@ -28,12 +28,15 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checks import FileContext, parse_translation_file, run_file_checks
+from .checks import FileContext, oversized, parse_translation_file, run_file_checks
 from ..findings import Finding
+from ..read.safe_files import UnsafeFile, read_regular, remove_file, write_atomic
+from .checks import MAX_FILE_BYTES
 from .sanitize import PLACEHOLDER_RE
 from .catalog import catalog_path, fuzzy_path, load_fuzzy, stale_path
 
@@ -74,6 +77,8 @@ class _Files:
     main: dict[str, str]
     fuzzy: dict[str, tuple[str, str]]  # key -> (suggestion, from)
     stale: dict[str, list[str]]
+    # key -> the other fields a person wrote into a fuzzy entry (a note…): kept as they are
+    fuzzy_extra: dict[str, dict] = field(default_factory=dict)
 
 
 def extract(keys_by_file: dict[str, list[str]], translations_dir: Path, lang: str) -> ExtractResult:
@@ -86,17 +91,31 @@ def extract(keys_by_file: dict[str, list[str]], translations_dir: Path, lang: st
     for page in sorted(keys_by_file):
         main = catalog_path(translations_dir, page, lang)
         change = PageChange(page, str(main))
-        files, findings = _read(main)
+        files, findings = _read(main, translations_dir)
         result.findings.extend(findings)
         if files is None:
             change.skipped = True
         else:
             keys = list(dict.fromkeys(keys_by_file[page]))
             updated = _update(files, keys, change)
-            if keys or main.exists():
-                change.written = _write(main, updated)
+            if keys or os.path.lexists(main):
+                try:
+                    change.written = _write(main, updated, translations_dir, files)
+                except OSError as e:  # a full disk, a link planted meanwhile: nothing is lost
+                    result.findings.append(_write_failed(main, e))
+                    change.skipped = True
         result.pages.append(change)
     return result
+
+
+def _write_failed(main: Path, error: OSError) -> Finding:
+    why = error.reason if isinstance(error, UnsafeFile) else (error.strerror or str(error))
+    return Finding(
+        "error", "extract-write-failed",
+        f"extract could not write this page's translation files ({why}); every file is either "
+        "as it was or completely written, and no value was lost: fix the cause and run it again",
+        str(main),
+    )
 
 
 def confirm(translations_dir: Path, page: str, lang: str, containing: str | None = None) -> list[str]:
@@ -107,9 +126,10 @@ def confirm(translations_dir: Path, page: str, lang: str, containing: str | None
     confirmed values then go through `check` like any other.  Returns the confirmed keys.
     """
     main = catalog_path(translations_dir, page, lang)
-    files, _ = _read(main)
+    files, _ = _read(main, translations_dir)
     if files is None:
         return []
+    before = _Files(dict(files.main), dict(files.fuzzy), dict(files.stale), files.fuzzy_extra)
     confirmed = []
     for key, (suggestion, _from) in sorted(files.fuzzy.items()):
         if containing is not None and containing not in key:
@@ -117,10 +137,11 @@ def confirm(translations_dir: Path, page: str, lang: str, containing: str | None
         if files.main.get(key, "").strip():
             continue  # a translation was written meanwhile: it wins
         files.main[key] = suggestion
-        del files.fuzzy[key]
+        if key not in files.fuzzy_extra:  # an entry with a person's own fields stays
+            del files.fuzzy[key]
         confirmed.append(key)
     if confirmed:
-        _write(main, files)
+        _write(main, files, translations_dir, before)
     return confirmed
 
 
@@ -134,6 +155,14 @@ def _has_value(value: str) -> bool:
 def _update(files: _Files, keys: list[str], change: PageChange) -> _Files:
     current = set(keys)
     stale = {k: list(v) for k, v in files.stale.items()}
+    # A stale value already back in the main file under its own key (a run killed between writing
+    # the main file and the stale one, or a person who copied it back): it is stored, drop the copy.
+    for key in keys:
+        value = files.main.get(key, "")
+        if _has_value(value) and value in stale.get(key, ()):
+            stale[key] = [v for v in stale[key] if v != value]
+            if not stale[key]:
+                del stale[key]
 
     def stash(key: str, value: str) -> None:
         if _has_value(value) and value not in stale.get(key, []):
@@ -174,7 +203,12 @@ def _update(files: _Files, keys: list[str], change: PageChange) -> _Files:
         if match is not None:
             fuzzy[key] = (pool[match], match)
             change.fuzzy.append(key)
-    return _Files(main, fuzzy, stale)
+    # A fuzzy entry with fields of its own (a reviewer's note…) is what a person wrote: it is
+    # never dropped, even once its suggestion is no longer needed; they delete it when done.
+    for key in files.fuzzy_extra:
+        if key not in fuzzy:
+            fuzzy[key] = files.fuzzy[key]
+    return _Files(main, fuzzy, stale, dict(files.fuzzy_extra))
 
 
 _TAG = re.compile(r"<[^>]*>")
@@ -214,12 +248,13 @@ def _blocking(findings: list[Finding]) -> bool:
     return any(f.severity == "error" and f.code != "bom" for f in findings)
 
 
-def _read(main: Path) -> tuple[_Files | None, list[Finding]]:
-    parsed = parse_translation_file(main)
+def _read(main: Path, root: Path | None = None) -> tuple[_Files | None, list[Finding]]:
+    parsed = parse_translation_file(main, root)
     findings = run_file_checks(FileContext(parsed))
-    fuzzy_entries, fuzzy_findings = load_fuzzy(main)
+    fuzzy_entries, fuzzy_findings = load_fuzzy(main, root)
     findings += fuzzy_findings
-    stale, stale_findings = _read_stale(stale_path(main))
+    fuzzy_extra = _fuzzy_extra(main, root)
+    stale, stale_findings = _read_stale(stale_path(main), root)
     findings += stale_findings
     if _blocking(findings):
         findings.append(
@@ -234,17 +269,34 @@ def _read(main: Path) -> tuple[_Files | None, list[Finding]]:
         main={p.key: p.value for p in parsed.pairs},
         fuzzy={k: (e.value, e.previous or "") for k, e in fuzzy_entries.items()},
         stale=stale,
+        fuzzy_extra={k: v for k, v in fuzzy_extra.items() if k in fuzzy_entries},
     )
     return files, findings
 
 
-def _read_stale(path: Path) -> tuple[dict[str, list[str]], list[Finding]]:
-    parsed = parse_translation_file(path)
+def _fuzzy_extra(main: Path, root: Path | None) -> dict[str, dict]:
+    """The fields of each fuzzy entry other than "suggestion" and "from" (kept on rewrite)."""
+    parsed = parse_translation_file(fuzzy_path(main), root)
+    if not parsed.usable:
+        return {}
+    extra = {}
+    for pair in parsed.pairs:
+        if isinstance(pair.value, dict):
+            fields = {k: v for k, v in pair.value.items() if k not in ("suggestion", "from")}
+            if fields:
+                extra[pair.key] = fields
+    return extra
+
+
+def _read_stale(path: Path, root: Path | None = None) -> tuple[dict[str, list[str]], list[Finding]]:
+    parsed = parse_translation_file(path, root)
     findings = run_file_checks(FileContext(parsed, kind="stale"))
     stale: dict[str, list[str]] = {}
     if not parsed.usable:
         return stale, findings
     for pair in parsed.pairs:
+        if oversized(pair):
+            continue  # reported (an error: the page is left alone)
         values = [pair.value] if isinstance(pair.value, str) else pair.value
         if isinstance(values, list) and all(isinstance(v, str) for v in values):
             merged = stale.setdefault(pair.key, [])
@@ -271,34 +323,69 @@ def _encode(text: str) -> bytes:
     return text.encode("utf-8", errors="backslashreplace")
 
 
-def _write(main: Path, files: _Files) -> list[str]:
-    outputs = {
-        main: files.main,
-        fuzzy_path(main): {
-            k: {"from": source, "suggestion": suggestion}
-            for k, (suggestion, source) in files.fuzzy.items()
-        },
-        stale_path(main): files.stale,
+def _fuzzy_data(files: _Files) -> dict:
+    return {
+        k: {**files.fuzzy_extra.get(k, {}), "from": source, "suggestion": suggestion}
+        for k, (suggestion, source) in files.fuzzy.items()
     }
-    written = []
-    for path, data in outputs.items():
-        if path != main and not data:
-            if path.exists():
-                path.unlink()  # an empty sidecar: nothing in it to lose
+
+
+def _merged_stale(new: dict[str, list[str]], old: dict[str, list[str]]) -> dict[str, list[str]]:
+    """`new` plus every value of `old` it lacks (in `old`'s order): the stale file as it is written
+    first, so that no value leaving it for the main file is ever stored nowhere."""
+    merged = {k: list(v) for k, v in new.items()}
+    for key, values in old.items():
+        kept = merged.setdefault(key, [])
+        kept.extend(v for v in values if v not in kept)
+    return {k: v for k, v in merged.items() if v}
+
+
+def _write(main: Path, files: _Files, root: Path | None = None, before: _Files | None = None) -> list[str]:
+    """Write the three files, each atomically (`safe_files.write_atomic`: a temporary file and a
+    rename, never through a link), in an order that never leaves a value nowhere, whenever the
+    run stops:
+
+    1. the stale file, holding its new entries *and* its old ones (a value that moves from it to
+       the main file, revived, is still in it);
+    2. the main file (the values it loses went into the stale file in 1; those it gains from
+       the fuzzy file, by `confirm`, are still there);
+    3. the fuzzy file (each suggestion it drops is in the main or the stale file by now);
+    4. the stale file as it should be (what left it is in the main file since 2).
+
+    A run stopped anywhere leaves every value in at least one file; the next run reads them and
+    ends exactly where an uninterrupted run would have (`_update` drops a stale copy of a value
+    the main file holds under the same key)."""
+    root = Path(root) if root is not None else main.parent
+    fuzzy, stale = fuzzy_path(main), stale_path(main)
+    old_stale = before.stale if before is not None else {}
+    steps: list[tuple[Path, dict | None]] = []
+    first_stale = _merged_stale(files.stale, old_stale)
+    if first_stale != files.stale:
+        steps.append((stale, first_stale))
+    steps += [(main, files.main), (fuzzy, _fuzzy_data(files) or None), (stale, files.stale or None)]
+    written: list[str] = []
+    for path, data in steps:
+        if data is None:  # an empty sidecar: nothing in it to lose
+            if remove_file(path, root) and str(path) not in written:
                 written.append(str(path))
             continue
         content = _encode(dumps(data))
-        if path.exists() and path.read_bytes() == content:
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content)
-        written.append(str(path))
+        try:
+            if read_regular(path, MAX_FILE_BYTES) == content:
+                continue
+        except FileNotFoundError:
+            pass
+        except UnsafeFile:
+            pass  # write_atomic refuses a link; anything else is replaced by a plain file
+        write_atomic(path, content, root)
+        if str(path) not in written:
+            written.append(str(path))
     return written
 
 
 def all_values(main: Path) -> list[str]:
     """Every non-empty value stored for a page (main, fuzzy, stale): used to prove nothing is lost."""
-    files, _ = _read(main)
+    files, _ = _read(main, main.parent)
     if files is None:
         return []
     values = [v for v in files.main.values() if isinstance(v, str)]
