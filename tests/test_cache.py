@@ -21,7 +21,8 @@ from labml_site.build import cache as build_cache
 from labml_site.build import site as builder
 from labml_site.render import i18n
 from labml_site.typeset import linking
-from labml_site.build import outputs
+from labml_site.build import engine as engine_module
+from labml_site.build import pipeline
 from labml_site.build import prepare
 from labml_site.build.site import BuildConfig, build
 from labml_site.typeset.page import analyse
@@ -245,8 +246,8 @@ def test_ui_catalog_change_shows(tmp_path, monkeypatch):
         start = content.index(f'msgid "{msgid}"\nmsgstr "') + len(f'msgid "{msgid}"\nmsgstr "')
         content = content[:start] + "改" + content[start:]
     po.write_text(content, encoding="utf-8")
-    for module in (builder, prepare, outputs):  # each stage that reads UI strings
-        monkeypatch.setattr(module, "load_ui", lambda lang: i18n.load_ui(lang, locales))
+    for module in (builder, prepare):  # each stage that reads UI strings
+        monkeypatch.setattr(module, "load_ui", lambda lang, _locales=None: i18n.load_ui(lang, locales))
 
     result = build(config(src, tr, out))
     zh = text(out / "zh/toy/page.html")
@@ -262,7 +263,7 @@ def test_builder_change_invalidates_everything(tmp_path, monkeypatch):
     build(config(src, tr, out))
 
     # A new builder (different fingerprint) whose analysis renders titles differently.
-    real = prepare.analyse
+    real = pipeline.analyse
 
     def new_analyse(rel, url, source):
         from dataclasses import replace
@@ -270,7 +271,7 @@ def test_builder_change_invalidates_everything(tmp_path, monkeypatch):
         page = real(rel, url, source)
         return replace(page, title=page.title + " (v2)")
 
-    monkeypatch.setattr(prepare, "analyse", new_analyse)
+    monkeypatch.setattr(pipeline, "analyse", new_analyse)
     monkeypatch.setattr(build_cache, "builder_fingerprint", lambda: "a-new-builder")
     result = build(config(src, tr, out))
     assert "Scaled scores (v2)" in text(out / "toy/page.html")
@@ -444,7 +445,7 @@ def test_parallel_build_equals_serial_build(tmp_path, monkeypatch):
     for i in range(prepare.PARALLEL_MIN_FILES):
         files[f"toy/more/p{i}.py"] = PAGE.replace("Scaled scores", f"Scaled scores {i}")
     src, tr = make_tree(tmp_path, files)
-    monkeypatch.setattr(outputs, "PARALLEL_MIN_OUTPUTS", 1)  # pages rendered (and linked) in workers too
+    monkeypatch.setattr(engine_module, "PARALLEL_MIN_OUTPUTS", 1)  # pages rendered (and linked) in workers too
     parallel = build(config(src, tr, tmp_path / "a", jobs=2))
     serial = build(config(src, tr, tmp_path / "b", jobs=1, cache=False))
     assert parallel.stats.workers == 2 and serial.stats.workers == 1

@@ -1,32 +1,32 @@
-"""Per source file, the work that does not depend on other pages: its analysis (parse, Markdown,
-math, highlighting) and its text in every language (with its search entries).
+"""Scheduling the per-file stages (`pipeline.py`): each file's analysis and its text in every
+language, then its linked code, each memoised by the engine under the digest of its inputs.
 
-Each result is reused from the cache (cache.py) when none of its inputs changed, and the rest is
-computed in worker processes when there is enough of it. Code linking, which depends on every
-page, runs after this, per page, also cached.
+A file's keys come from the bytes of its source and translation files. What the engine has for
+them is reused; the rest is computed in worker processes when there is enough of it, a group of
+files at a time, whose entries are stored together in one pack. The main process gets back only
+the small heads (`heads.py`); pages and texts are loaded, or computed again when an entry has
+gone, only when an output that shows them has to be rendered (`load_page`, `load_text`).
+Code linking depends on every page's definitions, so its keys are made after all heads are known.
 """
 from __future__ import annotations
 
 import os
-import posixpath
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from . import cache as build_cache
-from ..typeset import linking
-from ..render import notebooks
-from ..render import search_index
-from .config import BuildConfig
-from ..findings import Finding
-from .heads import PageHead, TextHead, page_head, text_head
-from ..render.i18n import load_ui
-from ..render.localize import localize
-from ..render.text import LocalText, local_text
-from ..typeset.page import PageData, analyse
 from ..read.structure import SiteFiles, SourceFile
+from ..render.i18n import load_ui
+from ..render.text import LocalText
 from ..translate.catalog import Catalog, fuzzy_path, translation_path
+from ..typeset import linking
+from ..typeset.page import PageData
+from . import pipeline
+from .cache import MISS, FileDigests, ObjectStore, digest, read_bytes
+from .config import BuildConfig
+from .engine import Engine
+from .heads import PageHead, TextHead, page_head, text_head
 from .workers import pool_context
 
 
@@ -35,7 +35,7 @@ PARALLEL_MIN_FILES = 24  # below this, starting workers costs more than it saves
 
 def _analyse_file(args: tuple[str, str, str]) -> PageData:
     rel, url, path = args
-    return _analyse_source(rel, url, Path(path).read_bytes())
+    return pipeline.analyse_file(rel, url, Path(path).read_bytes())
 
 
 def analyse_pages(files: Iterable[SourceFile], jobs: int = 0) -> dict[str, PageData]:
@@ -92,17 +92,6 @@ class Prepared:
     unlinked: dict[str, str] = field(default_factory=dict)  # rel → key of links no build has stored yet
 
 
-def _analyse_source(rel: str, url: str, source: bytes) -> PageData:
-    try:
-        # Universal newlines, as Path.read_text does.
-        text = source.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-    except UnicodeDecodeError as e:
-        return PageData(rel, url, posixpath.basename(rel), "", (), (), (), (
-            Finding("error", "source-encoding", f"not UTF-8 ({e.reason} at byte {e.start}); save the file as UTF-8", path=rel),
-        ))
-    return analyse(rel, url, text)
-
-
 def _catalog_files(path: Path) -> list[Path]:
     """What `Catalog.load` reads: the translation file and its fuzzy sidecar."""
     return [path, fuzzy_path(path)]
@@ -124,7 +113,7 @@ def _prepare_file(job: _FileJob, entries: dict[str, object] | None, send: bool =
     render load it from the cache (sending it costs pickling it twice, and the main process's
     time unpickling it while the workers are busy)."""
     analysed = job.data is None
-    data = _analyse_source(job.rel, job.url, job.source) if analysed else job.data
+    data = pipeline.analyse_file(job.rel, job.url, job.source) if analysed else job.data
     if analysed and entries is not None:
         entries[job.key] = data
     published = job.is_index or bool(data.sections)
@@ -132,18 +121,16 @@ def _prepare_file(job: _FileJob, entries: dict[str, object] | None, send: bool =
     text_heads: dict[str, TextHead] = {}
     for lj in job.langs:
         catalog = Catalog.load(Path(lj.catalog), lj.lang) if lj.catalog is not None else None
-        page = localize(data, lj.lang, catalog, lj.marker)
-        search = search_index.entries({job.rel: page}, {job.rel: job.url}) if published else []
-        text = local_text(page, catalog.findings if catalog else (), search, lj.marker)
+        text = pipeline.localize_file(data, lj.lang, catalog, lj.marker, published)
         text_heads[lj.lang] = text_head(text, data)
         # Cache it only if the translation file is still what the key was computed from.
-        if entries is not None and (lj.catalog is None or build_cache.FileDigests().digest_of(_catalog_files(Path(lj.catalog))) == lj.catalog_digest):
+        if entries is not None and (lj.catalog is None or FileDigests().digest_of(_catalog_files(Path(lj.catalog))) == lj.catalog_digest):
             entries[lj.key] = replace(text, search_rows="")  # the rows are kept once, in its head
             if send:
                 texts[lj.lang] = text
         else:
             texts[lj.lang] = text
-    notebook = notebooks.notebook_json(data) if analysed and notebooks.wants_notebook(data) else None
+    notebook = pipeline.notebook_file(data) if analysed else None
     head = page_head(data) if analysed else None
     return _FileResult(head, text_heads, data if analysed and (send or entries is None) else None, texts, notebook)
 
@@ -155,7 +142,7 @@ class _GroupResult:
     packed: tuple[str, ...] = ()  # their keys
 
 
-def _prepare_group(jobs: tuple[_FileJob, ...], store: build_cache.ObjectStore | None, send: bool = True) -> _GroupResult:
+def _prepare_group(jobs: tuple[_FileJob, ...], store: ObjectStore | None, send: bool = True) -> _GroupResult:
     """Several files, whose cache entries are written together in one pack file (creating a
     file costs more than filling it)."""
     entries: dict[str, object] | None = {} if store is not None else None
@@ -164,7 +151,7 @@ def _prepare_group(jobs: tuple[_FileJob, ...], store: build_cache.ObjectStore | 
     return _GroupResult(results, pack, packed)
 
 
-def _prepare_job(args: tuple[tuple[_FileJob, ...], build_cache.ObjectStore | None, bool]) -> _GroupResult:
+def _prepare_job(args: tuple[tuple[_FileJob, ...], ObjectStore | None, bool]) -> _GroupResult:
     return _prepare_group(*args)
 
 
@@ -178,7 +165,7 @@ class _Dispatch:
     (reading and hashing every source and translation file, ~0.1 s for 250 files); with fewer
     jobs, they are done here at the end."""
 
-    def __init__(self, store: build_cache.ObjectStore | None, jobs: int, files: int) -> None:
+    def __init__(self, store: ObjectStore | None, jobs: int, files: int) -> None:
         self.store = store
         # Objects come back from the workers only where the cache cannot give them to the
         # renderers: caching off, or kept in this process's memory (`serve`).
@@ -232,26 +219,25 @@ def _size(file: SourceFile) -> int:
 def prepare_pages(
     files: SiteFiles,
     config: BuildConfig,
-    cache: build_cache.BuildCache,
-    stats: build_cache.BuildStats,
+    engine: Engine,
     meanwhile: Callable[[], object] | None = None,
 ) -> Prepared:
     """Every page's head and its text heads in every language, computing only what changed.
     `meanwhile`: the main process's own work, done while worker processes (if any) analyse."""
-    fingerprint = cache.fingerprint
-    markers = {lang: load_ui(lang).gettext("Not yet translated") for lang in config.langs}
+    fingerprint = engine.fingerprint
+    markers = {lang: load_ui(lang, config.locales).gettext("Not yet translated") for lang in config.langs}
     prepared = Prepared({}, {f.rel: {} for f in files.pages}, {})
-    dispatch = _Dispatch(cache.store if cache.enabled else None, config.jobs, len(files.pages))
+    dispatch = _Dispatch(engine.object_store, config.jobs, len(files.pages))
     try:
         # Largest files first, so the workers finish together.
         for file in sorted(files.pages, key=_size, reverse=True):
-            job = _file_job(prepared, cache, config, stats, file, fingerprint, markers)
+            job = _file_job(prepared, engine, config, file, fingerprint, markers)
             if job is not None:
                 dispatch.add(job)
         if dispatch.pool is not None:
-            stats.workers = min(dispatch.workers, dispatch.count)
+            engine.stats.workers = min(dispatch.workers, dispatch.count)
         for group, result in dispatch.results(meanwhile):
-            _take_group(prepared, cache, stats, group, result)
+            _take_group(prepared, engine, group, result)
     finally:
         dispatch.close()
     order = [f.rel for f in files.pages]  # discovery order, as the site lists them
@@ -263,72 +249,71 @@ def prepare_pages(
 
 def _file_job(
     prepared: Prepared,
-    cache: build_cache.BuildCache,
+    engine: Engine,
     config: BuildConfig,
-    stats: build_cache.BuildStats,
     file: SourceFile,
     fingerprint: str,
     markers: dict[str, str],
 ) -> _FileJob | None:
     """The file's keys and what the cache has for them; the work left to do, if any."""
-    source_digest = cache.files.digest(file.path)
-    if source_digest == cache.files.MISSING:
+    source_digest = engine.file_digest(file.path)
+    if source_digest == FileDigests.MISSING:
         raise FileNotFoundError(f"{file.path} disappeared during the build; rebuild")
     prepared.files[file.rel], prepared.source_digests[file.rel] = file, source_digest
-    key = prepared.keys[file.rel] = build_cache.digest("page", fingerprint, file.rel, file.url, source_digest)
-    head = cache.head(key)
+    key = prepared.keys[file.rel] = engine.key("page", fingerprint, file.rel, file.url, source_digest)
+    head = engine.summary(key)
     data = None
     if not isinstance(head, PageHead):
-        data = cache.get(key)
+        data = engine.load(key)
         data = data if isinstance(data, PageData) else None
         if data is not None:
             prepared.pages[file.rel] = data
             head = page_head(data)
-            cache.set_head(key, head)
+            engine.record_summary(key, head)
     missing: list[_LangJob] = []
     for lang in config.langs:
         if lang == config.base_lang:
             catalog, catalog_digest = None, ""
         else:
             path = translation_path(config.translations, file, lang)
-            catalog, catalog_digest = str(path), cache.files.digest_of(_catalog_files(path))
-        text_key = build_cache.digest("text", key, lang, str(catalog), catalog_digest, markers[lang], str(file.is_index))
+            catalog, catalog_digest = str(path), engine.files_digest(_catalog_files(path))
+        text_key = engine.key("text", key, lang, str(catalog), catalog_digest, markers[lang], str(file.is_index))
         prepared.text_keys.setdefault(file.rel, {})[lang] = text_key
         lang_job = prepared.lang_jobs[(file.rel, lang)] = _LangJob(lang, catalog, catalog_digest, markers[lang], text_key)
-        found = cache.head(text_key)  # (without it, the text is made again: its search rows live only there)
+        found = engine.summary(text_key)  # (without it, the text is made again: its search rows live only there)
         if isinstance(found, TextHead):
             prepared.text_heads[file.rel][lang] = found
-            stats.localization_reused += 1
+            engine.stats.localization_reused += 1
         else:
             missing.append(lang_job)
     if isinstance(head, PageHead):
         prepared.heads[file.rel] = head
-        stats.analysis_reused += 1
+        engine.stats.analysis_reused += 1
     if isinstance(head, PageHead) and not missing:
         return None
     if isinstance(head, PageHead) and data is None:
-        data = load_page(prepared, cache, stats, file.rel)
+        data = load_page(prepared, engine, file.rel)
     return _FileJob(file.rel, file.url, file.is_index, source_of(prepared, file.rel), key, data, tuple(missing))
 
 
 def source_of(prepared: Prepared, rel: str) -> bytes:
     """The source file's bytes, which must still be those its key was made from."""
     path = prepared.files[rel].path
-    source = build_cache.read_bytes(path)
-    if source is None or build_cache.digest(source) != prepared.source_digests[rel]:
+    source = read_bytes(path)
+    if source is None or digest(source) != prepared.source_digests[rel]:
         raise FileNotFoundError(f"{path} changed or disappeared during the build; rebuild")
     return source
 
 
-def _take_group(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, jobs: tuple[_FileJob, ...], group: _GroupResult) -> None:
-    cache.packed(group.pack, group.packed)
+def _take_group(prepared: Prepared, engine: Engine, jobs: tuple[_FileJob, ...], group: _GroupResult) -> None:
+    engine.packed(group.pack, group.packed)
     for job, result in zip(jobs, group.results):
-        _take_result(prepared, cache, stats, job, result)
+        _take_result(prepared, engine, job, result)
 
 
-def _take_result(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, job: _FileJob, result: _FileResult) -> None:
+def _take_result(prepared: Prepared, engine: Engine, job: _FileJob, result: _FileResult) -> None:
     if result.head is not None:
-        _take_page(prepared, cache, stats, job.rel, job.key, result.head, result.data)
+        _take_page(prepared, engine, job.rel, job.key, result.head, result.data)
     if result.notebook is not None:
         prepared.notebooks[job.rel] = result.notebook
     for lj in job.langs:
@@ -336,56 +321,56 @@ def _take_result(prepared: Prepared, cache: build_cache.BuildCache, stats: build
         if text is not None:
             prepared.texts[(job.rel, lj.lang)] = text
         prepared.text_heads[job.rel][lj.lang] = result.text_heads[lj.lang]
-        cache.remember(lj.key, text)
-        cache.set_head(lj.key, result.text_heads[lj.lang])
-    stats.localized += len(job.langs)
+        engine.took(lj.key, text)
+        engine.record_summary(lj.key, result.text_heads[lj.lang])
+    engine.stats.localized += len(job.langs)
 
 
-def _take_page(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, key: str, head: PageHead, data: PageData | None) -> None:
+def _take_page(prepared: Prepared, engine: Engine, rel: str, key: str, head: PageHead, data: PageData | None) -> None:
     """A page analysed in this build (by a worker, which stored it, or inline)."""
     if data is not None:
         prepared.pages[rel] = data
     prepared.heads[rel] = head
-    stats.analysed += 1
-    cache.remember(key, data)
-    cache.set_head(key, head)
+    engine.stats.analysed += 1
+    engine.took(key, data)
+    engine.record_summary(key, head)
 
 
-def load_page(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str) -> PageData:
+def load_page(prepared: Prepared, engine: Engine, rel: str) -> PageData:
     """A page's analysis: already in memory, else from the cache, else computed again (an entry
     deleted or damaged since its head was recorded)."""
     data = prepared.pages.get(rel)
     if data is None:
         key = prepared.keys[rel]
-        data = cache.get(key)
+        data = engine.load(key)
         if isinstance(data, PageData):
             prepared.pages[rel] = data
         else:
-            data = _analyse_source(rel, prepared.files[rel].url, source_of(prepared, rel))
-            cache.put(key, data)
-            _take_page(prepared, cache, stats, rel, key, page_head(data), data)
+            data = pipeline.analyse_file(rel, prepared.files[rel].url, source_of(prepared, rel))
+            engine.save(key, data)
+            _take_page(prepared, engine, rel, key, page_head(data), data)
     return data
 
 
-def load_text(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, lang: str) -> LocalText:
+def load_text(prepared: Prepared, engine: Engine, rel: str, lang: str) -> LocalText:
     """A page's text in `lang`, the same way as `load_page`."""
     text = prepared.texts.get((rel, lang))
     if text is None:
         lj = prepared.lang_jobs[(rel, lang)]
-        text = cache.get(lj.key)
-        data = load_page(prepared, cache, stats, rel)
+        text = engine.load(lj.key)
+        data = load_page(prepared, engine, rel)
         if isinstance(text, LocalText):
             prepared.texts[(rel, lang)] = text
         else:
             file = prepared.files[rel]
             job = _FileJob(rel, file.url, file.is_index, source_of(prepared, rel), prepared.keys[rel], data, (lj,))
-            _take_group(prepared, cache, stats, (job,), _prepare_group((job,), cache.store if cache.enabled else None))
+            _take_group(prepared, engine, (job,), _prepare_group((job,), engine.object_store))
             text = prepared.texts[(rel, lang)]
     return text
 
 
 def link_code_cached(
-    prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats
+    prepared: Prepared, engine: Engine
 ) -> tuple[linking.Symbols, dict[str, str]]:
     """What the site defines (`site_symbols`, from the heads) and, per page, the key of its code
     after `linking.link_code`: a page's links depend on its own code and on the site's symbols,
@@ -393,47 +378,45 @@ def link_code_cached(
     is new when an output needs it (possibly in a worker process), and `record_links` notes
     afterwards which keys now have an entry."""
     symbols = linking.site_symbols(prepared.heads)
-    symbols_digest = build_cache.value_digest(symbols)
+    symbols_digest = engine.key("symbols", symbols)
     keys: dict[str, str] = {}
     for rel, head in prepared.heads.items():
-        key = keys[rel] = build_cache.digest("linked", prepared.keys[rel], symbols_digest)
-        if cache.head(key) is not build_cache.MISS:
-            stats.link_reused += 1
+        key = keys[rel] = engine.key("linked", prepared.keys[rel], symbols_digest)
+        if engine.summary(key) is not MISS:
+            engine.stats.link_reused += 1
         else:
             prepared.unlinked[rel] = key
     return symbols, keys
 
 
-def record_links(prepared: Prepared, cache: build_cache.BuildCache) -> None:
+def record_links(prepared: Prepared, engine: Engine) -> None:
     """Heads for the links this build stored (in this process or in a worker)."""
     for rel, key in prepared.unlinked.items():
-        if rel in prepared.linked or cache.has(key):
-            cache.remember(key, None)  # (`prune` keeps what a worker stored)
-            cache.set_head(key, True)
+        if rel in prepared.linked or engine.has(key):
+            engine.took(key, None)  # (`prune` keeps what a worker stored)
+            engine.record_summary(key, True)
 
 
-def _link(prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, symbols: linking.Symbols) -> tuple:
+def _link(prepared: Prepared, engine: Engine, rel: str, symbols: linking.Symbols) -> tuple:
     """The page's code HTML per section after linking (None where linking changed nothing)."""
-    page = load_page(prepared, cache, stats, rel)
-    linked = linking.link_page(page, linking.references(page, symbols))
-    stats.linked += 1
-    return tuple(None if new.code_html == old.code_html else new.code_html for old, new in zip(page.sections, linked.sections))
+    engine.stats.linked += 1
+    return pipeline.link_file(load_page(prepared, engine, rel), symbols)
 
 
 def linked_page(
-    prepared: Prepared, cache: build_cache.BuildCache, stats: build_cache.BuildStats, rel: str, key: str, symbols: linking.Symbols
+    prepared: Prepared, engine: Engine, rel: str, key: str, symbols: linking.Symbols
 ) -> PageData:
     """The page with its code linked, from the links cached under `key` (computed again if gone)."""
     if rel in prepared.linked:
         return prepared.linked[rel]
-    memo = cache.memo("linked")  # kept between `serve` rebuilds
+    memo = engine.memo("linked")  # kept between `serve` rebuilds
     result = memo.get(key)
     if result is None:
-        page = load_page(prepared, cache, stats, rel)
-        code = build_cache.MISS if rel in prepared.unlinked else cache.get(key)
+        page = load_page(prepared, engine, rel)
+        code = MISS if rel in prepared.unlinked else engine.load(key)
         if not (isinstance(code, tuple) and len(code) == len(page.sections)):
-            code = _link(prepared, cache, stats, rel, symbols)
-            cache.put(key, code)
+            code = _link(prepared, engine, rel, symbols)
+            engine.save(key, code)
         result = page if all(c is None for c in code) else replace(
             page, sections=tuple(s if c is None else replace(s, code_html=c) for s, c in zip(page.sections, code))
         )

@@ -1,9 +1,17 @@
-"""The build, top to bottom: discover → prepare (analyse once per file, localize per language:
-prepare.py, cached, in worker processes) → per language, describe every output by its inputs →
-produce the outputs whose inputs changed (outputs.py, in forked workers when there are many) → write.
+"""The build, top to bottom (`build` at the end of this module):
 
-Pages are known by their heads (heads.py) and loaded only when an output that shows them must be
-produced. A new or mostly new site is written into a temporary folder next to the output and
+1. discover the source tree (`read.structure`);
+2. prepare every file: its analysis and its text in every language (`prepare.py`, running the
+   stages of `pipeline.py` in worker processes, memoised by the engine);
+3. per language, describe every output by its inputs: pages, folder listings, the translation
+   status page, 404, search (the render key is the digest of those inputs, so an unchanged
+   output is recognised without building its template context);
+4. the language-free extras: notebooks, the sitemap, "View source" copies, the theme's files;
+5. produce the outputs whose inputs changed (in forked workers when there are many) and write
+   them (`outputs.py`).
+
+Pages are known by their heads (`heads.py`) and loaded only when an output that shows them must
+be produced. A new or mostly new site is written into a temporary folder next to the output and
 swapped in; a mostly unchanged one is updated file by file, each replaced by a rename, once
 everything is rendered. Either way a build that fails leaves the previous site as it was.
 """
@@ -22,7 +30,6 @@ from urllib.parse import urlparse
 
 from .. import __version__
 from ..typeset import highlight
-from . import cache as build_cache  # incremental builds
 from ..typeset import linking
 from ..render import notebooks
 from ..render import search_index
@@ -32,18 +39,9 @@ from ..findings import Finding, Report
 from ..render.i18n import UI, language_name, load_ui, text_direction
 from ..render.localize import LocalPage
 from ..render.text import local_page
-from .outputs import (
-    Deferred,
-    cached_output,
-    copies_not_links,
-    inputs_digest,
-    produce_outputs,
-    record_build,
-    swap_in,
-    unchanged_since_last_build,
-    update_in_place,
-    write_outputs,
-)
+from .cache import BuildStats
+from .engine import Engine
+from .outputs import swap_in, update_in_place, write_outputs
 from .heads import PageHead, TextHead
 from ..typeset.page import PageData
 from .prepare import (
@@ -68,7 +66,7 @@ class BuildResult:
     localized: dict[str, Mapping[str, LocalPage]]  # lang → rel → page (loaded when read)
     files_written: int = 0
     seconds: float = 0.0
-    stats: build_cache.BuildStats = field(default_factory=build_cache.BuildStats)  # what was computed vs reused
+    stats: BuildStats = field(default_factory=BuildStats)  # what was computed vs reused
 
     @property
     def ok(self) -> bool:
@@ -108,18 +106,13 @@ class _Site:
     files: SiteFiles
     theme: Theme
     prepared: Prepared
-    cache: build_cache.BuildCache
-    stats: build_cache.BuildStats
-    out: Path
+    engine: Engine
     theme_key: str  # the theme's fingerprint
     symbols: linking.Symbols  # what the site's code defines
     linked_keys: dict[str, str]  # rel → key of its linked code
     site_titles: dict[str, str] = field(default_factory=dict)  # lang → the site's name (_render_language)
-    outputs: dict[str, str | bytes | Path | Deferred] = field(default_factory=dict)  # out path → content, file to copy, or to produce
-    reused: set[str] = field(default_factory=set)  # outputs that are the previous site's files
     locals: dict[tuple[str, str], LocalPage] = field(default_factory=dict)  # (rel, lang) → page, loaded so far
     languages: dict[str, tuple[str, str]] = field(default_factory=dict)  # lang → (its name, text direction)
-    defer: bool = False  # renders wait for `produce_outputs` (so they can run in workers)
 
     @property
     def heads(self) -> dict[str, PageHead]:
@@ -134,16 +127,16 @@ class _Site:
 
     def page(self, rel: str) -> PageData:
         """The page with its code linked to the rest of the site."""
-        return linked_page(self.prepared, self.cache, self.stats, rel, self.linked_keys[rel], self.symbols)
+        return linked_page(self.prepared, self.engine, rel, self.linked_keys[rel], self.symbols)
 
     def local(self, rel: str, lang: str) -> LocalPage:
         page = self.locals.get((rel, lang))
         if page is None:
-            memo = self.cache.memo("local-page")  # kept between `serve` rebuilds
+            memo = self.engine.memo("local-page")  # kept between `serve` rebuilds
             key = (self.prepared.text_keys[rel][lang], self.linked_keys[rel])
             page = memo.get(key)
             if page is None:
-                text = load_text(self.prepared, self.cache, self.stats, rel, lang)
+                text = load_text(self.prepared, self.engine, rel, lang)
                 page = memo[key] = local_page(self.page(rel), lang, text)
             self.locals[(rel, lang)] = page
         return page
@@ -151,7 +144,7 @@ class _Site:
     def sections_token(self, rel: str, lang: str) -> str:
         """Stands for a page's sections in a render key: they are a function of its text and
         linked code, which the two keys name."""
-        return build_cache.digest("sections", self.prepared.text_keys[rel][lang], self.linked_keys[rel])
+        return Engine.key("sections", self.prepared.text_keys[rel][lang], self.linked_keys[rel])
 
 
 def _report_texts(site: _Site, lang: str, report: Report) -> None:
@@ -162,7 +155,7 @@ def _report_texts(site: _Site, lang: str, report: Report) -> None:
         report.extend(_not_fatal(text.findings))
 
 
-def _search_index_js(site: _Site, lang: str, folders: list[Folder]) -> bytes | Path:
+def _search_index_js(site: _Site, lang: str, folders: list[Folder]) -> None:
     """The language's `search-index.js`: every published page's rows, prepared with its text
     (and known by that text's key, which covers the page's URL), then the folder listings' entries."""
     parts: list[tuple[str, bytes]] = []
@@ -175,8 +168,7 @@ def _search_index_js(site: _Site, lang: str, folders: list[Folder]) -> bytes | P
         parts.append((entry.title, search_index.rows([entry]).encode("utf-8")))
         provenance.append(parts[-1])
     out_rel = lang_prefix(lang, site.config.base_lang) + "search-index.js"
-    key = build_cache.digest("search-index", lang, build_cache.value_digest(provenance))
-    return cached_output(site, out_rel, key, lambda: search_index.index_js_from_rows(lang, parts))
+    site.engine.output(out_rel, Engine.key("search-index", lang, provenance), lambda: search_index.index_js_from_rows(lang, parts))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,19 +211,18 @@ def _language_key(site: _Site, lang: str, ui: UI) -> str:
     """Everything every output of `lang` depends on besides its inputs: the configuration, the
     UI catalog, the site's title in this language (language names come from Babel, whose version
     is in the builder's fingerprint)."""
-    return build_cache.digest("language", site.theme_key, lang, build_cache.value_digest(site.config), build_cache.value_digest(ui), site.site_titles[lang])
+    return Engine.key("language", site.theme_key, lang, site.config, ui, site.site_titles[lang])
 
 
-def _languages(cache: build_cache.BuildCache, langs: Iterable[str]) -> dict[str, tuple[str, str]]:
+def _languages(engine: Engine, langs: tuple[str, ...]) -> dict[str, tuple[str, str]]:
     """Each language's name in itself and its writing direction. Babel's locale data takes
-    longer to load than a one-page rebuild takes, so the answers are kept in the cache's heads
-    (under the builder's fingerprint, which includes Babel's version)."""
-    key = build_cache.digest("languages", cache.fingerprint, *langs)
-    found = cache.head(key)
-    if not isinstance(found, dict):
-        found = {lang: (language_name(lang), text_direction(lang)) for lang in langs}
-        cache.set_head(key, found)
-    return found
+    longer to load than a one-page rebuild takes, so the answers are kept with the heads (under
+    the builder's fingerprint, which includes Babel's version)."""
+    return engine.summarised(
+        Engine.key("languages", engine.fingerprint, *langs),
+        lambda: {lang: (language_name(lang), text_direction(lang)) for lang in langs},
+        valid=lambda found: isinstance(found, dict),
+    )
 
 
 def _alternates(site: _Site, url: str, lang: str) -> tuple[list[dict], list[dict]]:
@@ -297,9 +288,11 @@ def _render(site: _Site, lang: str, ui: UI, language_key: str, inputs: dict) -> 
     """Put the output described by `inputs` in the site: rendered, or reused when the previous
     build rendered the same inputs."""
     out_rel = lang_prefix(lang, site.config.base_lang) + inputs["url"]
-    key = build_cache.digest("render", language_key, build_cache.value_digest(inputs))
-    site.outputs[out_rel] = cached_output(
-        site, out_rel, key, lambda: site.theme.render(inputs["template"], **_context(site, lang, ui, inputs)), group=inputs.get("rel", "")
+    site.engine.output(
+        out_rel,
+        Engine.key("render", language_key, inputs),
+        lambda: site.theme.render(inputs["template"], **_context(site, lang, ui, inputs)),
+        group=inputs.get("rel", ""),
     )
 
 
@@ -311,7 +304,7 @@ def _not_fatal(findings: Iterable[Finding]) -> list[Finding]:
 
 def _render_language(site: _Site, lang: str, report: Report) -> None:
     config = site.config
-    ui = load_ui(lang)
+    ui = load_ui(lang, config.locales)
     report.extend(ui.findings)
     prefix = lang_prefix(lang, config.base_lang)
     _report_texts(site, lang, report)
@@ -342,7 +335,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
         _render(site, lang, ui, language_key, _inputs(site, lang, "page.html", file.url, text.title, text.summary, **extra))
         for asset in head.assets:
             if asset in site.files.assets:  # missing ones were reported once, after analysis
-                site.outputs.setdefault(prefix + asset, site.files.assets[asset].path)
+                site.engine.outputs.setdefault(prefix + asset, site.files.assets[asset].path)
 
     # Folder indexes that have no source of their own, and the home page
     for folder in site.files.folders.values():
@@ -416,7 +409,7 @@ def _write_language_extras(site: _Site, lang: str, ui: UI, language_key: str) ->
     """The language's search index (a script, so it loads from file:// too) and search page."""
     prefix = lang_prefix(lang, site.config.base_lang)
     folders = [folder for folder in site.files.folders.values() if folder.index is None]
-    site.outputs[prefix + "search-index.js"] = _search_index_js(site, lang, folders)
+    _search_index_js(site, lang, folders)
     _render(site, lang, ui, language_key, _inputs(site, lang, "search.html", "search.html", ui.gettext("Search")))
 
 
@@ -425,7 +418,7 @@ def _notebook(site: _Site, rel: str) -> str:
     and prose, not the linked HTML)."""
     made = site.prepared.notebooks.get(rel)
     if made is None:
-        made = notebooks.notebook_json(load_page(site.prepared, site.cache, site.stats, rel))
+        made = notebooks.notebook_json(load_page(site.prepared, site.engine, rel))
     return made
 
 
@@ -435,15 +428,15 @@ def _write_site_extras(site: _Site) -> None:
     for file in site.files.pages:
         if site.heads[file.rel].notebook:
             path = notebooks.notebook_path(file.rel)
-            key = build_cache.digest("notebook", site.prepared.keys[file.rel])
-            site.outputs[path] = cached_output(site, path, key, lambda rel=file.rel: _notebook(site, rel))
+            site.engine.output(path, Engine.key("notebook", site.prepared.keys[file.rel]), lambda rel=file.rel: _notebook(site, rel))
     if config.site_url:  # sitemaps need absolute URLs; without --site-url there is none
-        site.outputs["sitemap.xml"] = sitemap.sitemap_xml(config.site_url, _published_urls(site), config.langs, config.base_lang)
+        site.engine.outputs["sitemap.xml"] = sitemap.sitemap_xml(config.site_url, _published_urls(site), config.langs, config.base_lang)
 
 
 def _result(site: _Site, report: Report, written: int, started: float) -> BuildResult:
     localized = {lang: _Loaded(site.heads, lambda rel, lang=lang: site.local(rel, lang)) for lang in site.config.langs}
-    return BuildResult(site.out, report, _Loaded(site.heads, site.page), localized, written, time.perf_counter() - started, site.stats)
+    engine = site.engine
+    return BuildResult(engine.out, report, _Loaded(site.heads, site.page), localized, written, time.perf_counter() - started, engine.stats)
 
 
 @contextlib.contextmanager
@@ -464,76 +457,106 @@ def _fewer_collections() -> Iterator[None]:
 
 def build(config: BuildConfig) -> BuildResult:
     started = time.perf_counter()
-    out = Path(config.out).resolve()
-    cache = build_cache.BuildCache.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
+    engine = Engine.open(config.out, enabled=config.cache, keep_in_memory=config.live_reload)
     with _fewer_collections():
         try:
-            return _build(config, out, cache, started)
+            return _build(config, engine, started)
         except BaseException:
-            cache.save_heads(prune=False)  # what was computed before the failure stays findable
+            engine.save_summaries(prune=False)  # what was computed before the failure stays findable
             raise
 
 
-def _build(config: BuildConfig, out: Path, cache: build_cache.BuildCache, started: float) -> BuildResult:
+def _build(config: BuildConfig, engine: Engine, started: float) -> BuildResult:
     report = Report()
     files = discover(config.source)
-    theme = Theme(config.templates, cache.root / "templates" if cache.enabled else None)
-    stats = build_cache.BuildStats()
+    theme = Theme(config.templates, engine.cache.root / "templates" if engine.cache.enabled else None)
     languages: dict[str, tuple[str, str]] = {}
 
     def meanwhile() -> None:  # while workers analyse: what needs no page (~50 ms otherwise alone)
-        languages.update(_languages(cache, config.langs))
+        languages.update(_languages(engine, config.langs))
         theme.compile_all()  # before the render workers fork, so that they share it
 
-    prepared = prepare_pages(files, config, cache, stats, meanwhile)
+    # 2. Every file analysed and localized (or known from the last build).
+    prepared = prepare_pages(files, config, engine, meanwhile)
     for head in prepared.heads.values():
         report.extend(head.findings)
         for asset in head.assets:
             if asset not in files.assets:
                 report.add(Finding("warning", "asset-missing", f"references {asset}, which does not exist under the source folder; add the file or fix the path", path=head.rel))
 
-    symbols, linked_keys = link_code_cached(prepared, cache, stats)
-    site = _Site(config, files, theme, prepared, cache, stats, out, theme.fingerprint(), symbols, linked_keys)
-    site.languages = languages or _languages(cache, config.langs)
-    inputs = inputs_digest(site, prepared)
-    last = unchanged_since_last_build(site, inputs)
+    symbols, linked_keys = link_code_cached(prepared, engine)
+    site = _Site(config, files, theme, prepared, engine, theme.fingerprint(), symbols, linked_keys)
+    site.languages = languages or _languages(engine, config.langs)
+    inputs = _inputs_digest(site)
+    last = engine.unchanged_since_last_build(inputs)
     if last is not None:  # the site on disk is exactly what this build would write
-        stats.site_unchanged = True
-        cache.save_heads()
+        engine.stats.site_unchanged = True
+        engine.save_summaries()
         return _result(site, Report(list(last.findings)), 0, started)
 
-    site.defer = True
+    # 3, 4. Every output described; those whose inputs changed wait to be produced.
+    engine.defer = True
     for lang in config.langs:
         _render_language(site, lang, report)
     _write_site_extras(site)
-
     for file in files.pages:
         if file.suffix == ".py":
-            site.outputs[file.rel] = file.path  # "View source" downloads exactly the code the page shows
+            engine.outputs[file.rel] = file.path  # "View source" downloads exactly the code the page shows
     for path in sorted(p for p in theme.static_dir.rglob("*") if p.is_file()):
-        site.outputs["static/" + path.relative_to(theme.static_dir).as_posix()] = path
-    site.outputs["static/pygments.css"] = highlight.stylesheet()
+        engine.outputs["static/" + path.relative_to(theme.static_dir).as_posix()] = path
+    engine.outputs["static/pygments.css"] = highlight.stylesheet()
+    engine.copies_not_links()
 
-    copies_not_links(site)
-    if out.is_dir() and len(site.reused) * 2 >= len(site.outputs):  # most of the site is as it was
-        produce_outputs(site)
-        written = update_in_place(site.outputs, site.reused, out)
-    else:  # a new site, or mostly new: assembled beside the old one and swapped in
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
-        try:
+    # 5. Produced and written.
+    written = _write(site)
+    record_links(prepared, engine)
+    engine.finish()
+    engine.record_build(inputs, report.findings)
+    return _result(site, report, written, started)
+
+
+def _write(site: _Site) -> int:
+    """Produce the deferred outputs and write the site: in place when most of it is as it was,
+    else assembled beside the old one and swapped in. Returns the number of files written."""
+    engine, out = site.engine, site.engine.out
+    if out.is_dir() and len(engine.reused) * 2 >= len(engine.outputs):
+        engine.produce()
+        return update_in_place(engine.outputs, engine.reused, out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
+    try:
+        # Pages whose analyses and texts share a cache pack go to the same task, one after the
+        # other, so that a worker reads each pack once (a page's group is its source's rel).
+        keys = site.prepared.keys
+        in_tree = engine.produce(
+            tmp,
+            site.config.jobs,
+            order=lambda group: engine.pack_of(keys[group]) if group in keys else "",
+            prepare_worker=site.theme.compile_all,  # once, shared by the workers
             # Meanwhile the heads computed so far are saved (~0.1 s for a large site); `finish`
             # appends what the renders add.
-            in_tree = produce_outputs(site, tmp, config.jobs, lambda: cache.save_heads(prune=False))
-            written = write_outputs(site.outputs, tmp, skip=in_tree)
-            swap_in(tmp, out)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    record_links(prepared, cache)
-    cache.finish(out, site.reused)
-    record_build(site, inputs, report)
-    return _result(site, report, written, started)
+            meanwhile=lambda: engine.save_summaries(prune=False),
+        )
+        written = write_outputs(engine.outputs, tmp, skip=in_tree)
+        swap_in(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return written
+
+
+def _inputs_digest(site: _Site) -> str:
+    """Every input of the build: the builder, the theme, the configuration, the UI catalogs, and
+    each source, translation (through the keys prepare_pages made from their bytes) and asset."""
+    config, engine, prepared = site.config, site.engine, site.prepared
+    parts: list = [engine.fingerprint, site.theme_key, config]
+    parts += [load_ui(lang, config.locales) for lang in config.langs]
+    for file in site.files.pages:
+        parts.append(prepared.keys[file.rel])
+        parts.extend(prepared.text_keys.get(file.rel, {}).get(lang, "-") for lang in config.langs)
+    for rel, asset in sorted(site.files.assets.items()):
+        parts += [rel, engine.file_digest(asset.path)]
+    return Engine.key("build", *parts)
 
 
 __all__ = ["BuildConfig", "BuildResult", "build", "analyse_pages", "swap_in", "__version__"]

@@ -1,0 +1,54 @@
+"""The pipeline, as pure stages: plain data in, plain data out, no caching, no processes.
+
+    source bytes ──analyse──▶ PageData                      once per file (read, typeset)
+    PageData + catalog ──localize──▶ LocalText            per language (translate, render)
+    PageData + the site's symbols ──link──▶ linked code   once per file, after every file's analysis
+    PageData ──notebook──▶ .ipynb                          once per Python file
+
+The engine (`engine.py`) memoises each call by the digest of its inputs and runs independent
+calls in worker processes; `prepare.py` schedules them and `site.py` renders the outputs. A
+stage is a function of its arguments alone, which is what makes it safe to memoise and to
+run anywhere.
+"""
+from __future__ import annotations
+
+import posixpath
+
+from ..findings import Finding
+from ..render import notebooks, search_index
+from ..render.localize import localize
+from ..render.text import LocalText, local_text
+from ..translate.catalog import Catalog
+from ..typeset import linking
+from ..typeset.page import PageData, analyse
+
+
+def analyse_file(rel: str, url: str, source: bytes) -> PageData:
+    """A source file's language-free page: sections, prose keys, MathML, highlighted code."""
+    try:
+        # Universal newlines, as Path.read_text does.
+        text = source.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as e:
+        return PageData(rel, url, posixpath.basename(rel), "", (), (), (), (
+            Finding("error", "source-encoding", f"not UTF-8 ({e.reason} at byte {e.start}); save the file as UTF-8", path=rel),
+        ))
+    return analyse(rel, url, text)
+
+
+def localize_file(data: PageData, lang: str, catalog: Catalog | None, marker: str, published: bool) -> LocalText:
+    """The page's text in `lang` (the base language when `catalog` is None) with its search
+    entries; `marker` is "Not yet translated" in that language, shown on untranslated blocks."""
+    page = localize(data, lang, catalog, marker)
+    search = search_index.entries({data.rel: page}, {data.rel: data.url}) if published else []
+    return local_text(page, catalog.findings if catalog else (), search, marker)
+
+
+def link_file(page: PageData, symbols: linking.Symbols) -> tuple[str | None, ...]:
+    """The page's code HTML per section with the site's names linked (None where nothing changed)."""
+    linked = linking.link_page(page, linking.references(page, symbols))
+    return tuple(None if new.code_html == old.code_html else new.code_html for old, new in zip(page.sections, linked.sections))
+
+
+def notebook_file(data: PageData) -> str | None:
+    """The page's .ipynb (None for a page that gets none)."""
+    return notebooks.notebook_json(data) if notebooks.wants_notebook(data) else None
