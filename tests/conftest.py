@@ -87,3 +87,22 @@ def browser():
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+# The tutorial's tests need torch, which only the `tutorial` extra installs (the builder needs
+# neither torch nor numpy). Without it they are reported as skipped, with the reason, instead of
+# failing to import.
+TORCH_TESTS = {"test_attention.py", "test_experiment.py", "test_figures.py", "test_tutorial_subtle_bugs.py"}
+
+
+class _NeedsTorch(pytest.Module):
+    def collect(self):
+        pytest.skip('needs torch, the tutorial\'s extra: pip install torch==2.13.0 && pip install -e ".[tutorial,test]"')
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+    import importlib.util
+
+    if module_path.name in TORCH_TESTS and importlib.util.find_spec("torch") is None:
+        return _NeedsTorch.from_parent(parent, path=module_path)
+    return None

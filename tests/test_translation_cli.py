@@ -26,7 +26,8 @@ x = 1
 
 
 def run(tmp_path, *args: str) -> int:
-    return main([*args, "--source", str(tmp_path / "src"), "--translations", str(tmp_path / "tr"), "--out", str(tmp_path / "site")])
+    out = ["--out", str(tmp_path / "site")] if args[0] in ("build", "serve") else []
+    return main([*args, "--source", str(tmp_path / "src"), "--translations", str(tmp_path / "tr"), *out])
 
 
 def test_extract_translate_check_stats_build(tmp_path, capsys):

@@ -15,6 +15,7 @@ class BuildConfig:
     langs: tuple[str, ...] = ("en", "zh", "ru")
     base_lang: str = "en"
     templates: Path = DEFAULT_TEMPLATES
+    locales: Path | None = None  # extra UI catalogs, <lang>/LC_MESSAGES/messages.po, over the bundled ones
     site_title: str = ""  # default: the home page's title, else "Annotated tutorials" in each language
     site_url: str = ""  # e.g. https://example.org/ — makes hreflang and the sitemap absolute
     edit_url: str = ""  # e.g. https://github.com/o/r/edit/main/translations/ — "help translate" links

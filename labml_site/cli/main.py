@@ -1,74 +1,245 @@
-"""Command line: parses arguments and calls the library. No build logic lives here."""
+"""Command line: parses arguments and calls the library. No build logic lives here.
+
+The program's name is derived once, from how it was started (`labml-site`, `python build.py`,
+`python -m labml_site`), and used for argparse's `prog` and in every hint that says what to run.
+A user's mistake is printed as one line, `error: <what is wrong>; <what to do>`, with exit status
+2; a build whose pages have errors exits with 1; an operating-system failure (disk full, a
+read-only or unwritable output) is one line with the path and the reason, exit status 1.
+"""
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import sys
 import threading
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
+from .. import __version__
+from ..errors import UserError
 from ..findings import Finding
-from ..render.theme import DEFAULT_TEMPLATES
+
+DEFAULT_LANGS = "en,zh,ru"
+DEFAULT_TRANSLATIONS = Path("translations")
 
 
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--source", type=Path, default=Path("source"), help="folder of commented Python / Markdown (default: source)")
-    parser.add_argument("--translations", type=Path, default=Path("translations"), help="folder of <path>.<lang>.json files (default: translations)")
-    parser.add_argument("--out", type=Path, default=Path("site"), help="output folder (default: site)")
-    parser.add_argument("--langs", default="en,zh,ru", help="comma-separated languages, the first is the base (default: en,zh,ru)")
-    parser.add_argument("--templates", type=Path, default=DEFAULT_TEMPLATES, help="theme folder (default: the bundled templates/)")
-    parser.add_argument("--site-title", default="", help="site name shown in titles (default: the home page's title)")
-    parser.add_argument("--site-url", default="", help="public URL of the site, for absolute hreflang links and the sitemap")
-    parser.add_argument("--edit-url", default="", help="URL prefix for 'help translate' links to translation files")
-    parser.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core for large trees)")
-    parser.add_argument("--no-cache", dest="cache", action="store_false", help="rebuild everything, ignoring and not updating the build cache")
-    parser.add_argument("--format", choices=("text", "json", "github"), default="text", help="how to print findings")
-    parser.add_argument("--quiet", "-q", action="store_true", help="print errors only")
+def program_name(argv0: str | None = None) -> str:
+    """How the user started this program, as they would type it again."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    path = Path(argv0)
+    if path.name == "__main__.py" and path.parent.name == "labml_site":
+        return "python -m labml_site"
+    if path.name == "build.py":
+        return f"python {argv0}"
+    return "labml-site"
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="build.py", description="Build an annotated, translated tutorial site.")
-    sub = parser.add_subparsers(dest="command")
-    for name, help_text in (
-        ("build", "build the site (the default command)"),
-        ("serve", "build, serve on 127.0.0.1 and rebuild on change"),
-        ("check", "validate translation files; exit 1 on errors"),
-        ("stats", "translation coverage per language and page"),
-        ("extract", "create or update a language's translation files"),
-    ):
-        p = sub.add_parser(name, help=help_text)
-        _common(p)
-        if name == "serve":
-            p.add_argument("--port", type=int, default=8000)
-        if name == "stats":
-            p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-        if name == "extract":
-            p.add_argument("--lang", required=True, help="the language to create or update, e.g. ja")
-            p.add_argument("--confirm", action="store_true", help="accept the reviewed fuzzy suggestions of --lang as translations")
+class _Parser(argparse.ArgumentParser):
+    """argparse's mistakes in the same one-line form as the others."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"error: {message}; see `{self.prog} --help`\n")
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (1-65535)")
+    return port
+
+
+def _jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes") from None
+    if jobs < 0:
+        raise argparse.ArgumentTypeError("must be 0 (automatic) or more")
+    return jobs
+
+
+def _inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--source", type=Path, default=Path("source"), metavar="DIR",
+                   help="folder of commented Python / Markdown to build (default: source)")
+    p.add_argument("--translations", type=Path, default=None, metavar="DIR",
+                   help="folder of <page>.<lang>.json translation files, <page> being the path under --source "
+                        "without extension (default: translations)")
+    p.add_argument("--base-lang", default="en", metavar="LANG",
+                   help="the language the sources are written in (default: en)")
+    p.add_argument("--jobs", type=_jobs, default=0, metavar="N",
+                   help="worker processes (default: 0, one per core when there is enough work)")
+
+
+def _findings_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "json", "github"), default="text",
+                   help="how to print findings: text (file:line: message), json, or github "
+                        "(GitHub Actions annotations) (default: text)")
+    p.add_argument("--quiet", "-q", action="store_true", help="print errors only, no warnings")
+
+
+def _site_options(p: argparse.ArgumentParser) -> None:
+    from ..render.theme import DEFAULT_TEMPLATES
+
+    p.add_argument("--out", type=Path, default=Path("site"), metavar="DIR",
+                   help="output folder, replaced by the new site (default: site)")
+    p.add_argument("--langs", default=None, metavar="LANGS",
+                   help="the site's languages, comma-separated, e.g. en,zh,ru; the base language is added first "
+                        f"if missing (default: {DEFAULT_LANGS}, or the base language alone when there is no "
+                        "translations folder and --translations is not given)")
+    p.add_argument("--templates", type=Path, default=DEFAULT_TEMPLATES, metavar="DIR",
+                   help="theme folder with page.html, base.html, … and static/ (default: the theme inside the package)")
+    p.add_argument("--locales", type=Path, default=None, metavar="DIR",
+                   help="folder of UI catalogs, <lang>/LC_MESSAGES/messages.po, that add interface languages or "
+                        "override the bundled strings (default: the bundled catalogs only)")
+    p.add_argument("--site-title", default="", metavar="TEXT",
+                   help="site name shown in titles (default: the home page's title)")
+    p.add_argument("--site-url", default="", metavar="URL",
+                   help="public URL of the site, e.g. https://example.org/docs/, for absolute hreflang links, "
+                        "OpenGraph URLs and sitemap.xml (default: none, no sitemap)")
+    p.add_argument("--edit-url", default="", metavar="URL",
+                   help="URL prefix for the 'help translate' links to translation files, e.g. "
+                        "https://github.com/o/r/edit/main/translations/ (default: no links)")
+    p.add_argument("--no-cache", dest="cache", action="store_false",
+                   help="rebuild everything, ignoring and not updating the build cache (<out parent>/.<out name>-cache/)")
+
+
+def _work_langs(p: argparse.ArgumentParser, verb: str) -> None:
+    p.add_argument("--langs", default=None, metavar="LANGS",
+                   help=f"languages to {verb}, comma-separated, e.g. zh,ru; the base language is skipped if listed "
+                        "(default: every language that has files in --translations)")
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=prog,
+        description="Build an annotated, translated tutorial site from commented Python.",
+        epilog=f"Without a command, builds: `{prog} --source DIR --out DIR` is `{prog} build --source DIR --out DIR`. "
+               f"`{prog} COMMAND --help` describes a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"labml-site {__version__}",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("build", help="build the site (the default command)", description="Build the site into --out.")
+    _inputs(p)
+    _site_options(p)
+    _findings_options(p)
+
+    p = sub.add_parser("serve", help="build, serve on 127.0.0.1 and rebuild on change",
+                       description="Build, serve the site on 127.0.0.1 and rebuild (and reload the page) on every save.")
+    _inputs(p)
+    _site_options(p)
+    _findings_options(p)
+    p.add_argument("--port", type=_port, default=8000, help="port to serve on, on 127.0.0.1 only (default: 8000)")
+
+    p = sub.add_parser("check", help="validate translation files; exit 1 on errors",
+                       description="Validate translation files; exit status 1 when any has an error.")
+    _inputs(p)
+    _work_langs(p, "check")
+    _findings_options(p)
+
+    p = sub.add_parser("stats", help="translation coverage per language and page",
+                       description="Blocks, translated, fuzzy, missing, invalid and stale entries per language and page.")
+    _inputs(p)
+    _work_langs(p, "count")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    p = sub.add_parser("extract", help="create or update a language's translation files",
+                       description="Create or update translation files: add new blocks as \"\", offer fuzzy "
+                                   "suggestions, move stale entries aside.")
+    _inputs(p)
+    p.add_argument("--lang", "--langs", dest="langs", required=True, metavar="LANGS",
+                   help="the language(s) to create or update, e.g. ja (or ja,ko)")
+    p.add_argument("--confirm", action="store_true",
+                   help="accept the reviewed fuzzy suggestions of those languages as translations")
+    _findings_options(p)
     return parser
 
 
-def _config(args: argparse.Namespace):
-    from ..build.site import BuildConfig
+# ---------------------------------------------------------------------------------------------
+# Arguments → configuration, checked
 
-    langs = tuple(l.strip() for l in args.langs.split(",") if l.strip())
-    if not langs:
-        raise SystemExit("--langs needs at least one language, e.g. --langs en,zh,ru")
-    return BuildConfig(
+
+def site_config(args: argparse.Namespace):
+    """The BuildConfig of `build`/`serve`, checked (raises UserError)."""
+    from ..build.config import BuildConfig
+    from ..build.validate import check_lang, parse_langs, validate
+
+    base = check_lang(args.base_lang, "--base-lang")
+    translations = args.translations if args.translations is not None else DEFAULT_TRANSLATIONS
+    note = ""
+    if args.langs is not None:
+        langs = parse_langs(args.langs)
+    elif args.translations is None and not translations.exists():
+        langs = (base,)  # nothing to translate from: a one-language site, not empty copies
+        note = (f"note: no {translations}/ folder, so building {base} only; pass --translations DIR "
+                "and --langs to add languages")
+    else:
+        langs = parse_langs(DEFAULT_LANGS)
+    if base not in langs:
+        langs = (base, *langs)
+    config = BuildConfig(
         source=args.source,
-        translations=args.translations,
+        translations=translations,
         out=args.out,
         langs=langs,
-        base_lang=langs[0],
+        base_lang=base,
         templates=args.templates,
+        locales=args.locales,
         site_title=args.site_title,
         site_url=args.site_url,
         edit_url=args.edit_url,
         jobs=args.jobs,
         cache=args.cache,
     )
+    validate(config)
+    if note and not args.quiet:
+        print(note, file=sys.stderr)
+    return config
+
+
+def translation_config(args: argparse.Namespace):
+    """The BuildConfig and the languages to work on of `check`/`stats`/`extract` (raises UserError)."""
+    from ..build.config import BuildConfig
+    from ..build.validate import check_folder, check_lang, check_translations, parse_langs
+    from .translation import languages_in
+
+    base = check_lang(args.base_lang, "--base-lang")
+    translations = args.translations if args.translations is not None else DEFAULT_TRANSLATIONS
+    check_folder(args.source, "--source", "commented Python / Markdown to build")
+    check_translations(args.source, translations, required=args.command != "extract")
+    if args.langs is None:
+        langs = [lang for lang in languages_in(translations) if lang != base]
+    else:
+        given = parse_langs(args.langs, "--lang" if args.command == "extract" else "--langs")
+        langs = [lang for lang in given if lang != base]
+        if not langs:
+            raise UserError(
+                f"--langs {args.langs} names only the base language {base}; name the languages to work on, "
+                f"e.g. `{args.program} {args.command} --langs zh,ru` (the base is --base-lang)"
+            )
+    config = BuildConfig(source=args.source, translations=translations, out=Path("site"),
+                         langs=(base, *langs), base_lang=base, jobs=args.jobs)
+    return config, langs
+
+
+# ---------------------------------------------------------------------------------------------
+# Printing
+
+
+def _gh_property(value: object) -> str:
+    """A workflow command's property value, escaped as GitHub's toolkit does."""
+    return (str(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+            .replace(":", "%3A").replace(",", "%2C"))
+
+
+def _gh_message(value: object) -> str:
+    return str(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def print_findings(findings: Sequence[Finding], fmt: str = "text", quiet: bool = False, stream=None) -> None:
@@ -81,21 +252,57 @@ def print_findings(findings: Sequence[Finding], fmt: str = "text", quiet: bool =
     for f in shown:
         if fmt == "github":
             # GitHub Actions workflow commands annotate the file in a pull request's diff.
-            message = f.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-            stream.write(f"::{f.severity} file={f.path},line={f.line or 1},col={f.col or 1},title={f.code}::{message}\n")
+            level = f.severity if f.severity in ("error", "warning", "notice") else "notice"
+            props = f"file={_gh_property(f.path)},line={f.line or 1},col={f.col or 1},title={_gh_property(f.code)}"
+            stream.write(f"::{level} {props}::{_gh_message(f.message)}\n")
         else:
             stream.write(f.format() + "\n")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def os_error_message(e: OSError, config) -> str:
+    """One line for a failure of the operating system: the path, the reason, what to do."""
+    path = e.filename or ""
+    reason = e.strerror or str(e)
+    if not path:
+        return str(e) if e.strerror is None else reason
+    inputs = [Path(p).resolve() for p in (config.source, config.translations, config.templates, config.locales) if p]
+    resolved = Path(path).resolve()
+    if any(resolved == p or p in resolved.parents for p in inputs) and e.errno not in (errno.ENOSPC, errno.EROFS):
+        return f"cannot read {path}: {reason}; make it readable, or leave it out of the source folder"
+    hint = {
+        errno.ENOSPC: "free some disk space, or pass --out DIR on another disk",
+        errno.EDQUOT: "free some space within your quota, or pass --out DIR elsewhere",
+        errno.EFBIG: "a file-size limit (or a full disk) stopped the write; free space or pass --out DIR elsewhere",
+        errno.EROFS: "the file system is read-only; pass --out DIR on a writable one",
+        errno.EACCES: "you may not write there; pass --out DIR in a folder you can write to",
+        errno.EPERM: "you may not write there; pass --out DIR in a folder you can write to",
+        errno.ENOTDIR: "a file is in the way of a folder; remove it or pass another --out DIR",
+        errno.EEXIST: "something is in the way; remove it or pass another --out DIR",
+    }.get(e.errno or 0, f"check that --out {config.out} and its parent are writable folders with free space")
+    return f"cannot write {path}: {reason}; {hint}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     from ..build.site import build
 
-    result = build(_config(args))
+    config = site_config(args)
+    try:
+        result = build(config)
+    except OSError as e:
+        raise UserError(os_error_message(e, config)) from None
     print_findings(result.report.findings, args.format, args.quiet)
     errors = len(result.report.errors)
     warnings = len(result.report.findings) - errors
     print(
-        f"built {len(result.pages)} pages × {len(result.localized)} languages into {result.out} "
+        f"built {_count(len(result.pages), 'page')} × {_count(len(result.localized), 'language')} into {result.out} "
         f"({result.files_written} files, {result.seconds:.2f} s); {errors} errors, {warnings} warnings",
         file=sys.stderr,
     )
@@ -103,28 +310,46 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from ..build.site import build
     from ..build.serve import make_server, watch_and_rebuild
+    from ..build.site import build
 
-    config = _config(args)
+    config = site_config(args)
     config.live_reload = True  # keeps the build cache in memory between rebuilds
+    try:  # the port first: a busy port is found before a build, not after
+        server, state = make_server(config.out, args.port)
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise UserError(f"port {args.port} is in use (another server, perhaps an earlier `{args.program} serve`); "
+                            f"stop it or pass --port N") from None
+        if e.errno in (errno.EACCES, errno.EPERM):
+            raise UserError(f"port {args.port} needs privileges; pass --port N with N above 1023") from None
+        raise UserError(f"cannot serve on 127.0.0.1:{args.port}: {e.strerror or e}; pass another --port N") from None
+
+    try:
+        result = build(config)
+    except OSError as e:
+        server.server_close()
+        raise UserError(os_error_message(e, config)) from None
+    print_findings(result.report.findings, args.format, quiet=True)
 
     def rebuild() -> None:
         try:
             result = build(config)
         except Exception as e:  # keep serving the last good site; say what broke
-            print(f"build failed, still serving the previous site: {e}", file=sys.stderr)
+            text = os_error_message(e, config) if isinstance(e, OSError) else str(e)
+            print(f"build failed, still serving the previous site: {text}", file=sys.stderr)
             return
         print_findings(result.report.findings, args.format, quiet=True)
         s = result.stats
         print(f"rebuilt in {result.seconds:.2f} s ({_count(s.analysed, 'file')} analysed, {_count(s.rendered, 'page')} rendered)", file=sys.stderr)
 
-    rebuild()
-    server, state = make_server(config.out, args.port)
-    print(f"serving {config.out} at http://127.0.0.1:{args.port}/ (Ctrl+C to stop)", file=sys.stderr)
+    print(f"serving {config.out} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl+C to stop)", file=sys.stderr)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    watched = [config.source, config.translations, config.templates]
+    if config.locales is not None:
+        watched.append(config.locales)
     try:
-        watch_and_rebuild([config.source, config.translations, config.templates], rebuild, state)
+        watch_and_rebuild(watched, rebuild, state)
     except KeyboardInterrupt:
         pass
     finally:
@@ -132,28 +357,40 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
-        argv = ["build", *argv]  # `python build.py --source DIR …` means build
-    args = _parser().parse_args(argv)
-    handlers = {"build": cmd_build, "serve": cmd_serve}
-    for name in ("check", "stats", "extract"):
-        handlers[name] = _translation_command(name)
-    return handlers[args.command or "build"](args)
-
-
-def _translation_command(name: str):
+def _translation_command(name: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from ..cli import translation as translation_cli
+        from . import translation
 
-        return getattr(translation_cli, f"cmd_{name}")(args, _config(args))
+        config, langs = translation_config(args)
+        return getattr(translation, f"cmd_{name}")(args, config, langs)
 
     return run
+
+
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "build": cmd_build,
+    "serve": cmd_serve,
+    "check": _translation_command("check"),
+    "stats": _translation_command("stats"),
+    "extract": _translation_command("extract"),
+}
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    prog = prog or program_name()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        argv = ["build", *argv]  # `labml-site --source DIR …` means build
+    args = _parser(prog).parse_args(argv)
+    args.program = prog
+    try:
+        return HANDLERS[args.command or "build"](args)
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

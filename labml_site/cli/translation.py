@@ -1,4 +1,4 @@
-"""`build.py check | stats | extract`: the translators' and reviewers' commands.
+"""`check | stats | extract`: the translators' and reviewers' commands.
 
 Each command computes the English keys exactly as the build does (the same analysis, so the same
 keys), then hands them to the translation modules. Only argument handling and printing live here.
@@ -27,20 +27,28 @@ def _keys_by_page(config: BuildConfig) -> tuple[list[SourceFile], dict[str, list
     return files.pages, keys, findings
 
 
-def _target_langs(config: BuildConfig) -> list[str]:
-    langs = [l for l in config.langs if l != config.base_lang]
-    if not langs:
-        raise SystemExit(f"no language to work on: --langs lists only the base language {config.base_lang}")
-    return langs
+def languages_in(translations: Path) -> list[str]:
+    """The languages that have translation files (`<page>.<lang>.json`) in `translations`."""
+    from ..build.validate import LANG_TAG
+
+    langs: set[str] = set()
+    if Path(translations).is_dir():
+        for path in Path(translations).rglob("*.json"):
+            parts = path.name[: -len(".json")].split(".")
+            if parts[-1] in ("fuzzy", "stale"):
+                parts = parts[:-1]
+            if len(parts) >= 2 and parts[0] != "glossary" and LANG_TAG.fullmatch(parts[-1]):
+                langs.add(parts[-1])
+    return sorted(langs)
 
 
-def cmd_check(args: argparse.Namespace, config: BuildConfig) -> int:
+def cmd_check(args: argparse.Namespace, config: BuildConfig, langs: list[str]) -> int:
     from .main import print_findings
 
     files, keys, source_findings = _keys_by_page(config)
     findings: list[Finding] = list(source_findings)
     checked = 0
-    for lang in _target_langs(config):
+    for lang in langs:
         known = set()
         for page in files:
             path = translation_path(config.translations, page, lang)
@@ -58,14 +66,18 @@ def cmd_check(args: argparse.Namespace, config: BuildConfig) -> int:
                 ))
     print_findings(findings, args.format, args.quiet, stream=sys.stdout)
     errors = sum(1 for f in findings if f.severity == "error")
-    print(f"checked {checked} translation files: {errors} errors, {len(findings) - errors} warnings", file=sys.stderr)
+    print(
+        f"checked {checked} translation files ({', '.join(langs) or 'no languages'}): "
+        f"{errors} errors, {len(findings) - errors} warnings",
+        file=sys.stderr,
+    )
     return 1 if errors else 0
 
 
-def cmd_stats(args: argparse.Namespace, config: BuildConfig) -> int:
+def cmd_stats(args: argparse.Namespace, config: BuildConfig, langs: list[str]) -> int:
     files, keys, _ = _keys_by_page(config)
     rows = []
-    for lang in _target_langs(config):
+    for lang in langs:
         catalogs = {
             page.base: Catalog.load(translation_path(config.translations, page, lang), lang)
             for page in files
@@ -76,25 +88,29 @@ def cmd_stats(args: argparse.Namespace, config: BuildConfig) -> int:
     return 0
 
 
-def cmd_extract(args: argparse.Namespace, config: BuildConfig) -> int:
+def cmd_extract(args: argparse.Namespace, config: BuildConfig, langs: list[str]) -> int:
     from .main import print_findings
 
     files, keys, source_findings = _keys_by_page(config)
     print_findings(source_findings, args.format, args.quiet)
-    if getattr(args, "confirm", False):
-        confirmed = sum(len(confirm(config.translations, base, args.lang)) for base in keys)
-        print(f"confirmed {confirmed} fuzzy suggestions for {args.lang}", file=sys.stderr)
+    if args.confirm:
+        for lang in langs:
+            confirmed = sum(len(confirm(config.translations, base, lang)) for base in keys)
+            print(f"confirmed {confirmed} fuzzy suggestions for {lang}", file=sys.stderr)
         return 0
-    result = extract(keys, config.translations, args.lang)
-    print_findings(result.findings, args.format, args.quiet)
-    added = sum(len(p.added) for p in result.pages)
-    fuzzy = sum(len(p.fuzzy) for p in result.pages)
-    stale = sum(len(p.stale) for p in result.pages)
-    for path in result.changed_files:
-        print(f"  wrote {path}", file=sys.stderr)
-    print(
-        f"{args.lang}: {added} new keys, {fuzzy} fuzzy suggestions, {stale} stale entries moved aside, "
-        f"{len(result.changed_files)} files written",
-        file=sys.stderr,
-    )
-    return 1 if result.has_errors else 0
+    failed = False
+    for lang in langs:
+        result = extract(keys, config.translations, lang)
+        print_findings(result.findings, args.format, args.quiet)
+        added = sum(len(p.added) for p in result.pages)
+        fuzzy = sum(len(p.fuzzy) for p in result.pages)
+        stale = sum(len(p.stale) for p in result.pages)
+        for path in result.changed_files:
+            print(f"  wrote {path}", file=sys.stderr)
+        print(
+            f"{lang}: {added} new keys, {fuzzy} fuzzy suggestions, {stale} stale entries moved aside, "
+            f"{len(result.changed_files)} files written",
+            file=sys.stderr,
+        )
+        failed = failed or result.has_errors
+    return 1 if failed else 0

@@ -1,7 +1,10 @@
 """UI strings of the theme ("View source", "Not yet translated", …) from Babel message catalogs.
 
 Catalogs live in `labml_site/locales/<lang>/LC_MESSAGES/messages.po` and are read directly with
-Babel, so adding a language's UI is adding one .po file: no compile step, nothing to forget.
+Babel, so adding a language's UI is adding one .po file: no compile step, nothing to forget. A
+build's `--locales DIR` (a folder of `<lang>/LC_MESSAGES/messages.po`) adds catalogs from outside
+the package and overrides bundled strings one by one, so interface translators never write into an
+installed package.
 """
 from __future__ import annotations
 
@@ -43,31 +46,55 @@ def catalog_path(lang: str, locales_dir: Path = LOCALES_DIR) -> Path:
     return locales_dir / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
 
 
+def load_ui(lang: str, locales_dir: Path | None = None) -> UI:
+    """The UI catalog of `lang`: the bundled one, with the strings of `locales_dir`'s catalog (if
+    it has one) over it; English (the msgids) when there is neither.
+
+    Cached per catalog file and its size and modification time, so an edited .po is read again
+    (by `serve` too, which builds in one process)."""
+    paths = [catalog_path(lang)]
+    if locales_dir is not None and Path(locales_dir).resolve() != LOCALES_DIR:
+        paths.append(catalog_path(lang, Path(locales_dir)))
+    stamps = tuple((str(p), *_stamp(p)) for p in paths)
+    return _load_ui(lang, stamps, None if locales_dir is None else str(locales_dir))
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return (-1, -1)
+    return (st.st_size, st.st_mtime_ns)
+
+
 @lru_cache(maxsize=None)
-def load_ui(lang: str, locales_dir: Path = LOCALES_DIR) -> UI:
-    """The UI catalog of `lang`; English (the msgids) when there is none yet."""
-    path = catalog_path(lang, locales_dir)
-    if not path.exists():
-        findings: tuple[Finding, ...] = ()
-        if lang != "en":
-            findings = (
-                Finding(
-                    "warning",
-                    "ui-catalog-missing",
-                    f"no UI catalog for '{lang}': interface strings stay in English; "
-                    f"copy labml_site/locales/zh/LC_MESSAGES/messages.po to {path} and translate the msgstr lines",
-                    path=str(path),
-                ),
-            )
-        return UI(lang, {}, findings)
-    with path.open("rb") as f:
-        catalog = read_po(f, locale=None, abort_invalid=False)
-    messages = {
-        str(m.id): str(m.string)
-        for m in catalog
-        if m.id and m.string and not m.fuzzy and isinstance(m.id, str)
-    }
-    return UI(lang, messages)
+def _load_ui(lang: str, stamps: tuple[tuple[str, int, int], ...], locales_dir: str | None) -> UI:
+    messages: dict[str, str] = {}
+    found = False
+    for path, size, _mtime in stamps:
+        if size < 0:
+            continue
+        found = True
+        with open(path, "rb") as f:
+            catalog = read_po(f, locale=None, abort_invalid=False)
+        messages.update(
+            (str(m.id), str(m.string))
+            for m in catalog
+            if m.id and m.string and not m.fuzzy and isinstance(m.id, str)
+        )
+    if found or lang == "en":
+        return UI(lang, messages)
+    target = catalog_path(lang, Path(locales_dir) if locales_dir else Path("locales"))
+    how = "" if locales_dir else f" and pass --locales {target.parents[2]}"
+    return UI(lang, {}, (
+        Finding(
+            "warning",
+            "ui-catalog-missing",
+            f"no UI catalog for '{lang}': interface strings stay in English; to translate them, copy "
+            f"{catalog_path('zh')} to {target}, translate its msgstr lines{how}",
+            path=str(target),
+        ),
+    ))
 
 
 @lru_cache(maxsize=None)
