@@ -345,8 +345,8 @@ class MultiHeadAttention(nn.Module):
                 if causal:
                     mask = mask & causal_mask(seq_q, device=query.device).unsqueeze(1)
                 x = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-                # What a kernel returns for a query without any visible key depends on the
-                # kernel (zeros on some, NaN on others), so we set it to zero ourselves, as on
+                # For a query without any visible key, PyTorch 2.13's kernels return zeros,
+                # but older versions returned NaN, so we set such rows to zero ourselves, as on
                 # the explicit path.
                 if mask is not None:
                     x = x.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
