@@ -158,6 +158,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--confirm", action="store_true",
                    help="accept the reviewed fuzzy suggestions of those languages as translations")
     _findings_options(p)
+    parser.set_defaults(commands=sub.choices)
     return parser
 
 
@@ -267,8 +268,10 @@ def os_error_message(e: OSError, config) -> str:
     """One line for a failure of the operating system: the path, the reason, what to do."""
     path = e.filename or ""
     reason = e.strerror or str(e)
-    if not path:
-        return str(e) if e.strerror is None else reason
+    if e.errno is None:  # raised with a message of its own, e.g. a source that vanished mid-build
+        return str(e)
+    if not path:  # a failed write() names no file: it was one of the site's or the cache's
+        path = f"into {config.out} (or the build cache)"
     inputs = [Path(p).resolve() for p in (config.source, config.translations, config.templates, config.locales) if p]
     resolved = Path(path).resolve()
     if any(resolved == p or p in resolved.parents for p in inputs) and e.errno not in (errno.ENOSPC, errno.EROFS):
@@ -297,7 +300,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     try:
         result = build(config)
     except OSError as e:
-        raise UserError(os_error_message(e, config)) from None
+        raise UserError(os_error_message(e, config), status=1) from None
     print_findings(result.report.findings, args.format, args.quiet)
     errors = len(result.report.errors)
     warnings = len(result.report.findings) - errors
@@ -329,7 +332,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         result = build(config)
     except OSError as e:
         server.server_close()
-        raise UserError(os_error_message(e, config)) from None
+        raise UserError(os_error_message(e, config), status=1) from None
     print_findings(result.report.findings, args.format, quiet=True)
 
     def rebuild() -> None:
@@ -381,13 +384,15 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         argv = ["build", *argv]  # `labml-site --source DIR …` means build
-    args = _parser(prog).parse_args(argv)
+    args, unknown = _parser(prog).parse_known_args(argv)
+    if unknown:  # said by the command's parser, so the hint is that command's --help
+        args.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     args.program = prog
     try:
         return HANDLERS[args.command or "build"](args)
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
+        return e.status
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
