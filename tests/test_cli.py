@@ -424,3 +424,12 @@ def test_locales_override_bundled_strings_one_by_one(project):
     page = (project / "site/zh/t/page.html").read_text(encoding="utf-8")
     assert "看源码" in page
     assert "尚未翻译" in page  # a bundled string the override does not touch
+
+
+def test_library_config_refuses_a_language_that_is_not_a_tag(tmp_path):
+    from labml_site.build.config import BuildConfig
+    from labml_site.errors import UserError
+
+    for langs, base in ((("en", "../x"), "en"), (("en",), "en/.."), (("en", "zh ru"), "en")):
+        with pytest.raises(UserError, match="not a language tag"):
+            BuildConfig(tmp_path / "src", tmp_path / "tr", tmp_path / "site", langs=langs, base_lang=base)

@@ -1,10 +1,16 @@
 """What a build is asked to do: folders, languages, theme, site metadata."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import UserError
 from ..render.theme import DEFAULT_TEMPLATES
+
+# BCP 47-shaped tags: `en`, `zh`, `pt-BR`, `zh-Hant`. Tags become parts of file and URL paths
+# (`zh/…`, `<page>.zh.json`), so nothing else (`..`, `/`, spaces) may get through.
+LANG_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 
 
 @dataclass
@@ -22,3 +28,9 @@ class BuildConfig:
     jobs: int = 0  # worker processes for analysis; 0 = one per core when there is enough work
     live_reload: bool = False  # set by `serve`
     cache: bool = True  # reuse unchanged work from <out parent>/.<out name>-cache/ (cache.py)
+
+    def __post_init__(self) -> None:
+        # Also for callers of the library: a language is a path component, so only tags pass.
+        for lang in (self.base_lang, *self.langs):
+            if not isinstance(lang, str) or not LANG_TAG.fullmatch(lang):
+                raise UserError(f"{lang!r} is not a language tag; use codes like en, zh, ru, pt-BR or zh-Hant")

@@ -3,16 +3,11 @@ languages becomes one `UserError` line saying what to do, instead of a traceback
 the build (or, worse, a build that silently ignores what was asked)."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from ..errors import UserError
 from ..read.structure import PAGE_SUFFIXES
-from .config import BuildConfig
-
-# BCP 47-shaped tags: `en`, `zh`, `pt-BR`, `zh-Hant`. Tags become parts of file and URL paths
-# (`zh/…`, `<page>.zh.json`), so nothing else (`..`, `/`, spaces) may get through.
-LANG_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+from .config import LANG_TAG, BuildConfig
 
 
 def check_lang(tag: str, option: str = "--langs") -> str:
@@ -73,6 +68,11 @@ def check_out(config: BuildConfig) -> None:
             raise UserError(
                 f"--out {out} contains {option} {config_path(config, option)}; the build replaces --out, "
                 "so pass an output folder of its own (e.g. --out site)"
+            )
+        if path in resolved.parents:  # the site would be read back as input by the next build
+            raise UserError(
+                f"--out {out} is inside {option} {config_path(config, option)}; pass an output folder "
+                "outside the inputs (e.g. --out site)"
             )
 
 
