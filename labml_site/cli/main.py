@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import json
-import os
 import sys
 import threading
 from pathlib import Path
@@ -19,7 +17,7 @@ from typing import Callable, Sequence
 
 from .. import __version__
 from ..errors import UserError
-from ..findings import Finding
+from .output import print_findings  # noqa: F401 - also the library's way to print findings
 
 DEFAULT_LANGS = "en,zh,ru"
 DEFAULT_TRANSLATIONS = Path("translations")
@@ -231,33 +229,6 @@ def translation_config(args: argparse.Namespace):
 
 # ---------------------------------------------------------------------------------------------
 # Printing
-
-
-def _gh_property(value: object) -> str:
-    """A workflow command's property value, escaped as GitHub's toolkit does."""
-    return (str(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-            .replace(":", "%3A").replace(",", "%2C"))
-
-
-def _gh_message(value: object) -> str:
-    return str(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def print_findings(findings: Sequence[Finding], fmt: str = "text", quiet: bool = False, stream=None) -> None:
-    stream = stream or sys.stderr
-    shown = [f for f in findings if f.severity == "error" or not quiet]
-    if fmt == "json":
-        json.dump([f.__dict__ for f in shown], stream, ensure_ascii=False, indent=1)
-        stream.write("\n")
-        return
-    for f in shown:
-        if fmt == "github":
-            # GitHub Actions workflow commands annotate the file in a pull request's diff.
-            level = f.severity if f.severity in ("error", "warning", "notice") else "notice"
-            props = f"file={_gh_property(f.path)},line={f.line or 1},col={f.col or 1},title={_gh_property(f.code)}"
-            stream.write(f"::{level} {props}::{_gh_message(f.message)}\n")
-        else:
-            stream.write(f.format() + "\n")
 
 
 def _count(n: int, noun: str) -> str:

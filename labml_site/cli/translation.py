@@ -13,6 +13,7 @@ from ..build.site import BuildConfig, analyse_pages
 from ..translate.catalog import check_file
 from ..translate.extract import confirm, extract
 from ..findings import Finding
+from .output import print_findings
 from ..translate.stats import coverage, render_json, render_text
 from ..read.structure import SourceFile, discover
 from ..translate.catalog import Catalog, is_sidecar, translation_path
@@ -43,8 +44,6 @@ def languages_in(translations: Path) -> list[str]:
 
 
 def cmd_check(args: argparse.Namespace, config: BuildConfig, langs: list[str]) -> int:
-    from .main import print_findings
-
     files, keys, source_findings = _keys_by_page(config)
     findings: list[Finding] = list(source_findings)
     checked = 0
@@ -89,8 +88,6 @@ def cmd_stats(args: argparse.Namespace, config: BuildConfig, langs: list[str]) -
 
 
 def cmd_extract(args: argparse.Namespace, config: BuildConfig, langs: list[str]) -> int:
-    from .main import print_findings
-
     files, keys, source_findings = _keys_by_page(config)
     print_findings(source_findings, args.format, args.quiet)
     if args.confirm:
