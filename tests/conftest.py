@@ -1,10 +1,20 @@
 """Shared fixtures: a small source tree in the real format, and a built copy of the real site."""
 from __future__ import annotations
 
+import atexit
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# Builds keep their cache in the user's cache folder; the tests' builds (and the builds of the
+# commands they run) keep theirs in a folder of this run's own, deleted when the run ends.
+if "LABML_SITE_CACHE_DIR" not in os.environ:
+    os.environ["LABML_SITE_CACHE_DIR"] = tempfile.mkdtemp(prefix="labml-site-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["LABML_SITE_CACHE_DIR"], True)
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")

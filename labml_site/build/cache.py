@@ -1,7 +1,10 @@
 """A content-hash cache of build work, so a rebuild only redoes what its inputs changed.
 
-It lives next to the output, in `<out parent>/.<out name>-cache/`, and is always safe to delete:
-a missing, unreadable or corrupted entry is a miss, and a miss means "compute it again".
+It lives in the user's cache folder, `$XDG_CACHE_HOME/labml-site/<out name>-<digest of the out
+path>/` (`~/.cache/labml-site/…`; `LABML_SITE_CACHE_DIR` sets another folder), never in the work
+tree: entries are pickles and compiled templates, which run code when loaded, so they must come
+from nowhere a commit or a pull request can write. It is always safe to delete: a missing,
+unreadable or corrupted entry is a miss, and a miss means "compute it again".
 
 Three kinds of things are cached:
 
@@ -18,8 +21,8 @@ Three kinds of things are cached:
   When that digest is unchanged and the previous site's file is the very file that build wrote
   (same inode, size and mtime), the file is kept instead of being rendered and written again.
 
-Entries are pickles with a checksum in front. Pickles run code when loaded: the cache folder must
-be as trusted as the source folder (it is written only by the builder, next to the output).
+Entries are pickles with a checksum in front. Pickles run code when loaded: the cache folder is
+the user's own (created private to them), written only by the builder.
 """
 from __future__ import annotations
 
@@ -54,10 +57,20 @@ class _Miss:
 MISS: Any = _Miss()
 
 
+def cache_home() -> Path:
+    """Where every site's cache lives: outside any work tree, owned by the user."""
+    explicit = os.environ.get("LABML_SITE_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base).resolve() / "labml-site"
+
+
 def cache_dir_for(out: Path) -> Path:
-    """`site/` → `.site-cache/` beside it (hidden, and outside the folder that gets swapped)."""
+    """The cache folder of the site at `out`: one per output folder, named so a person can tell
+    which (`site-3f2a…` for `/home/me/project/site`)."""
     out = Path(out).resolve()
-    return out.parent / f".{out.name}-cache"
+    return cache_home() / f"{out.name or 'root'}-{digest(os.fsencode(out))[:16]}"
 
 
 def digest(*parts: str | bytes) -> str:
@@ -444,7 +457,7 @@ class RenderManifest:
             return None
         path = os.path.join(out, rel)
         try:
-            st = os.stat(path)
+            st = os.lstat(path)  # a link put in its place is not the file this build wrote
         except OSError:
             return None
         if (st.st_size, st.st_mtime_ns, st.st_ino) != (known.size, known.mtime_ns, known.inode):
@@ -548,6 +561,11 @@ class BuildCache:
     @classmethod
     def open(cls, out: Path, enabled: bool = True, keep_in_memory: bool = False) -> "BuildCache":
         root = cache_dir_for(out)
+        if enabled:
+            try:
+                root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            except OSError:
+                pass  # an unwritable cache makes builds slower, not wrong (every write is a miss)
         memory = _MEMORY.setdefault(root, {}) if keep_in_memory else None
         manifest = RenderManifest.load(root / "rendered.pkl") if enabled else RenderManifest(root / "rendered.pkl")
         heads: dict[str, Any] = {}

@@ -3,11 +3,59 @@ in a temporary folder swapped in. Either way a reader never meets a half-written
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import shutil
+import sys
+import tempfile
 from pathlib import Path
 
-from . import cache as build_cache
+from ..errors import UserError
+
+# Every site this builder writes holds this file. The builder replaces or deletes a folder's
+# contents only when it finds it there (or the folder is empty): `--out docs` or `--out .` by
+# mistake is refused instead of deleting what the user keeps there.
+MARKER = ".labml-site"
+MARKER_TEXT = b"A site written by labml-site. Its builder replaces everything in this folder on each build.\n"
+
+
+def is_ours(folder: Path) -> bool:
+    try:
+        with open(os.path.join(folder, MARKER), "rb") as f:
+            return f.read(len(MARKER_TEXT) + 1) == MARKER_TEXT
+    except OSError:
+        return False
+
+
+def claim(out: Path) -> Path:
+    """Refuse to build into `out` unless it is missing, empty, or a site this builder wrote; then
+    remove what killed builds left beside it (their temporary folders, which carry the marker).
+    Returns the resolved folder."""
+    if out.is_symlink():
+        raise UserError(f"--out {out} is a symbolic link; pass the folder it points to, or another --out DIR")
+    out = out.resolve()
+    if out.is_dir() and not is_ours(out):
+        with os.scandir(out) as entries:
+            if any(True for _ in entries):
+                raise UserError(
+                    f"--out {out} is not empty and was not written by labml-site (it has no {MARKER} file); "
+                    "the build replaces everything in --out, so pass an empty or new folder"
+                )
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(out.parent):
+            if entry.name.startswith((f".{out.name}-new-", f".{out.name}-old-")) and entry.is_dir(follow_symlinks=False):
+                if is_ours(entry.path) or not any(True for _ in os.scandir(entry.path)):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+    return out
+
+
+def new_site_folder(out: Path) -> Path:
+    """An empty folder beside `out` to assemble a new site in, marked as ours from the start (so a
+    killed build's leftover is recognised and removed), with a published folder's mode."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
+    os.chmod(tmp, _DIR_MODE)
+    (tmp / MARKER).write_bytes(MARKER_TEXT)
+    return tmp
 
 
 def utf8(content: str | bytes) -> bytes:
@@ -18,6 +66,11 @@ def utf8(content: str | bytes) -> bytes:
 
 def write_outputs(outputs: dict[str, str | bytes | Path], root: Path, skip: set[str] = frozenset()) -> int:
     """Write `outputs` into the folder `root` (except those in `skip`, already there)."""
+    with _published_modes():
+        return _write_outputs(outputs, root, skip)
+
+
+def _write_outputs(outputs: dict[str, str | bytes | Path], root: Path, skip: set[str]) -> int:
     made: set[Path] = set()
     for rel, content in outputs.items():
         if rel in skip:
@@ -39,7 +92,13 @@ def write_outputs(outputs: dict[str, str | bytes | Path], root: Path, skip: set[
 
 
 def swap_in(new: Path, out: Path) -> None:
-    """Replace `out` by `new` with two renames, so readers never see a half-written site."""
+    """Put the site at `new` in place of `out`. Where the system can exchange two folders in one
+    step (Linux), it does: `out` is the old site or the new one at every moment, even if the
+    process is killed. Elsewhere, two renames (a killed build then leaves the old site beside
+    `out`, as `.<name>-old-<pid>`, and the next build removes it)."""
+    if out.exists() and _exchange(new, out):
+        shutil.rmtree(new, ignore_errors=True)  # (which now holds the old site)
+        return
     old = out.with_name(f".{out.name}-old-{os.getpid()}")
     if out.exists():
         out.rename(old)
@@ -48,31 +107,74 @@ def swap_in(new: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _file_mode() -> int:
-    """The mode `open` gives a new file here (mkstemp's files are private to the owner)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (renameat2 with RENAME_EXCHANGE); False where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
-_FILE_MODE = _file_mode()
+# A published site is for everyone to read, whatever the builder's umask: files 0644, folders
+# 0755 (mkstemp and mkdtemp would otherwise make them private to the owner).
+_FILE_MODE = 0o644
+_DIR_MODE = 0o755
+
+
+@contextlib.contextmanager
+def _published_modes():
+    umask = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(umask)
 
 
 def update_in_place(outputs: dict[str, str | bytes | Path], reused: set[str], out: Path) -> int:
     """Bring the site at `out` to `outputs` by replacing only the files that changed and
-    removing those no longer produced. Everything was rendered before this is called, and each
-    file is replaced by a rename, so a reader (or a failure) never meets a half-written file;
-    what a failure can leave is some pages new and some old, all whole, which the next build
-    completes. Returns the number of files written."""
-    written = 0
-    for rel, content in outputs.items():
-        if rel in reused:
-            continue  # that very file is already there
-        data = content.read_bytes() if isinstance(content, Path) else utf8(content)
-        build_cache.write_atomically(Path(out, rel), data, _FILE_MODE)
-        written += 1
+    removing those no longer produced. Every changed file is first written in full beside its
+    target; only when all are written (a full disk fails here, leaving the site as it was) are
+    they renamed into place, one rename each, so a reader never meets a half-written file. A
+    kill during those renames (milliseconds for an edit's few files) can leave some pages new
+    and some old, all whole, which the next build completes. Returns the number of files written."""
+    staged: list[tuple[str, str]] = []  # (temporary file, target)
+    try:
+        with _published_modes():
+            for rel, content in outputs.items():
+                if rel in reused:
+                    continue  # that very file is already there
+                target = os.path.join(out, rel)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                data = content.read_bytes() if isinstance(content, Path) else utf8(content)
+                staged.append((_stage(target, data), target))
+        for tmp, target in staged:
+            os.replace(tmp, target)
+    except BaseException:
+        for tmp, _target in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
     _remove_others(out, outputs)
-    return written
+    return len(staged)
+
+
+def _stage(target: str, data: bytes) -> str:
+    """`data` in a new file beside `target` (never through a link), with a published file's mode."""
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(target))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, _FILE_MODE)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
 
 
 def _remove_others(out: Path, outputs: dict) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from ..findings import Finding
 from ..read.structure import SiteFiles, SourceFile
 from ..render.i18n import load_ui
 from ..render.text import LocalText
@@ -90,6 +91,7 @@ class Prepared:
     linked: dict[str, PageData] = field(default_factory=dict)  # rel → the page with that code
     notebooks: dict[str, str] = field(default_factory=dict)  # rel → its .ipynb, made with its analysis
     unlinked: dict[str, str] = field(default_factory=dict)  # rel → key of links no build has stored yet
+    kept: dict[str, str] = field(default_factory=dict)  # rel → key of the broken analysis its last good page stands in for
 
 
 def _catalog_files(path: Path) -> list[Path]:
@@ -240,6 +242,7 @@ def prepare_pages(
             _take_group(prepared, engine, group, result)
     finally:
         dispatch.close()
+    _keep_last_good(prepared, engine, config, markers)
     order = [f.rel for f in files.pages]  # discovery order, as the site lists them
     prepared.heads = {rel: prepared.heads[rel] for rel in order}
     prepared.keys = {rel: prepared.keys[rel] for rel in order}
@@ -270,6 +273,20 @@ def _file_job(
             prepared.pages[file.rel] = data
             head = page_head(data)
             engine.record_summary(key, head)
+    missing = _text_jobs(prepared, engine, config, file, key, markers)
+    if isinstance(head, PageHead):
+        prepared.heads[file.rel] = head
+        engine.stats.analysis_reused += 1
+    if isinstance(head, PageHead) and not missing:
+        return None
+    if isinstance(head, PageHead) and data is None:
+        data = load_page(prepared, engine, file.rel)
+    return _FileJob(file.rel, file.url, file.is_index, source_of(prepared, file.rel), key, data, tuple(missing))
+
+
+def _text_jobs(prepared: Prepared, engine: Engine, config: BuildConfig, file: SourceFile, key: str, markers: dict[str, str]) -> list[_LangJob]:
+    """The keys of the file's text in every language (from its analysis's `key` and the bytes of
+    its translation files); the languages whose text the engine does not have."""
     missing: list[_LangJob] = []
     for lang in config.langs:
         if lang == config.base_lang:
@@ -286,14 +303,50 @@ def _file_job(
             engine.stats.localization_reused += 1
         else:
             missing.append(lang_job)
-    if isinstance(head, PageHead):
-        prepared.heads[file.rel] = head
-        engine.stats.analysis_reused += 1
-    if isinstance(head, PageHead) and not missing:
-        return None
-    if isinstance(head, PageHead) and data is None:
-        data = load_page(prepared, engine, file.rel)
-    return _FileJob(file.rel, file.url, file.is_index, source_of(prepared, file.rel), key, data, tuple(missing))
+    return missing
+
+
+# A source file that stops parsing keeps its last good page: the engine remembers, per file, the
+# key of its last analysis that parsed (and the digest of those bytes), and while that analysis is
+# still stored, it stands in for the broken one, with the error in the build's report.
+_LAST_GOOD = "last-good:"
+PARSE_ERRORS = ("source", "source-encoding")
+
+
+def failed_to_parse(head: PageHead) -> bool:
+    return not head.has_sections and any(f.code in PARSE_ERRORS for f in head.findings)
+
+
+def _keep_last_good(prepared: Prepared, engine: Engine, config: BuildConfig, markers: dict[str, str]) -> None:
+    for rel, head in list(prepared.heads.items()):
+        record = _LAST_GOOD + rel
+        if not failed_to_parse(head):
+            engine.record_summary(record, (prepared.keys[rel], prepared.source_digests[rel]))
+            continue
+        found = engine.summary(record)
+        if not (isinstance(found, tuple) and len(found) == 2):
+            continue
+        key, source_digest = found
+        good = engine.summary(key)
+        data = engine.load(key)
+        if not (isinstance(good, PageHead) and isinstance(data, PageData)):
+            continue  # gone from the store: the page is not published, as for a new broken file
+        file = prepared.files[rel]
+        note = Finding(
+            "warning", "kept-last-good",
+            "the site keeps this page as it was when the file last parsed, until the error above is fixed",
+            path=rel,
+        )
+        prepared.kept[rel] = prepared.keys[rel]
+        prepared.keys[rel], prepared.source_digests[rel] = key, source_digest
+        prepared.pages[rel] = data
+        for lang in config.langs:  # (the broken file's texts, if the workers sent them)
+            prepared.texts.pop((rel, lang), None)
+        prepared.heads[rel] = replace(good, findings=head.findings + (note,))
+        missing = _text_jobs(prepared, engine, config, file, key, markers)
+        if missing:
+            job = _FileJob(rel, file.url, file.is_index, b"", key, data, tuple(missing))
+            _take_group(prepared, engine, (job,), _prepare_group((job,), engine.object_store))
 
 
 def source_of(prepared: Prepared, rel: str) -> bytes:

@@ -21,7 +21,6 @@ import contextlib
 import gc
 import posixpath
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -41,7 +40,8 @@ from ..render.localize import LocalPage
 from ..render.text import local_page
 from .cache import BuildStats
 from .engine import Engine
-from .outputs import swap_in, update_in_place, write_outputs
+from .outputs import MARKER, MARKER_TEXT, claim, new_site_folder, swap_in, update_in_place, write_outputs
+from .validate import check_out
 from .heads import PageHead, TextHead
 from ..typeset.page import PageData
 from .prepare import (
@@ -457,7 +457,9 @@ def _fewer_collections() -> Iterator[None]:
 
 def build(config: BuildConfig) -> BuildResult:
     started = time.perf_counter()
-    engine = Engine.open(config.out, enabled=config.cache, keep_in_memory=config.live_reload)
+    check_out(config)  # never an output folder that holds the inputs or lies among them,
+    out = claim(Path(config.out))  # nor one this builder did not write
+    engine = Engine.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
     with _fewer_collections():
         try:
             return _build(config, engine, started)
@@ -501,10 +503,11 @@ def _build(config: BuildConfig, engine: Engine, started: float) -> BuildResult:
     _write_site_extras(site)
     for file in files.pages:
         if file.suffix == ".py":
-            engine.outputs[file.rel] = file.path  # "View source" downloads exactly the code the page shows
-    for path in sorted(p for p in theme.static_dir.rglob("*") if p.is_file()):
+            _publish_source(site, file)
+    for path in sorted(p for p in theme.static_dir.rglob("*") if p.is_file() and not p.is_symlink()):
         engine.outputs["static/" + path.relative_to(theme.static_dir).as_posix()] = path
     engine.outputs["static/pygments.css"] = highlight.stylesheet()
+    engine.outputs[MARKER] = MARKER_TEXT
     engine.copies_not_links()
 
     # 5. Produced and written.
@@ -523,7 +526,7 @@ def _write(site: _Site) -> int:
         engine.produce()
         return update_in_place(engine.outputs, engine.reused, out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
+    tmp = new_site_folder(out)
     try:
         # Pages whose analyses and texts share a cache pack go to the same task, one after the
         # other, so that a worker reads each pack once (a page's group is its source's rel).
@@ -545,6 +548,17 @@ def _write(site: _Site) -> int:
     return written
 
 
+def _publish_source(site: _Site, file: SourceFile) -> None:
+    """ "View source" downloads exactly the code the page shows: the file, or for a page kept
+    from the last good build, the copy that build published."""
+    path = file.path
+    if file.rel in site.prepared.kept:
+        path = site.engine.out / file.rel
+        if path.is_symlink() or not path.is_file():
+            return
+    site.engine.outputs[file.rel] = path
+
+
 def _inputs_digest(site: _Site) -> str:
     """Every input of the build: the builder, the theme, the configuration, the UI catalogs, and
     each source, translation (through the keys prepare_pages made from their bytes) and asset."""
@@ -556,6 +570,7 @@ def _inputs_digest(site: _Site) -> str:
         parts.extend(prepared.text_keys.get(file.rel, {}).get(lang, "-") for lang in config.langs)
     for rel, asset in sorted(site.files.assets.items()):
         parts += [rel, engine.file_digest(asset.path)]
+    parts.append(sorted(prepared.kept.items()))  # (the report differs even where the pages do not)
     return Engine.key("build", *parts)
 
 

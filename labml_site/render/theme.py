@@ -65,6 +65,17 @@ class Theme:
         return digest.hexdigest()
 
 
+class _SafeBytecodeCache(FileSystemBytecodeCache):
+    """Jinja's file cache, where a damaged entry of any kind is a miss (compiled again), never
+    a crash."""
+
+    def load_bytecode(self, bucket) -> None:  # type: ignore[override]
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # noqa: BLE001 - truncated, garbled or foreign files alike
+            bucket.reset()
+
+
 def _bytecode_cache(folder: Path | None) -> FileSystemBytecodeCache | None:
     if folder is None:
         return None
@@ -74,4 +85,4 @@ def _bytecode_cache(folder: Path | None) -> FileSystemBytecodeCache | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None  # compiling every time is slower, not wrong
-    return FileSystemBytecodeCache(str(folder))
+    return _SafeBytecodeCache(str(folder))
