@@ -42,6 +42,10 @@ that computes them, and the shape of every tensor is noted at each step, for exa
 # 6. [Character data](data.html): the training text, which is the source of these pages.
 # 7. [Training](experiment.html): the training loop, checkpoints, and data-parallel training.
 # 8. [Figures](figures.html): how the attention heat maps are computed and drawn.
+# 9. [What the model learned](learned.html): the attention maps of a trained model, layer by
+#    layer and head by head, its loss curve, and samples at several steps.
+# 10. [Generating with a KV cache](kv_cache.html): reusing the keys and values of earlier
+#     positions, checked against full recomputation.
 #
 # ## Running the code
 #

@@ -50,7 +50,8 @@ def colour(weight: float) -> str:
 
 
 def heatmap_svg(name: str, weights: list[list[float]], queries: list[str], keys: list[str],
-                title: str, description: str, masked: list[list[bool]] | None = None) -> str:
+                title: str, description: str, masked: list[list[bool]] | None = None,
+                cell: int = CELL, numbers: bool = True) -> str:
     """
     ## A heat map as SVG text
 
@@ -60,14 +61,15 @@ def heatmap_svg(name: str, weights: list[list[float]], queries: list[str], keys:
     :param title: the accessible title (screen readers announce it, browsers show it on hover)
     :param description: a longer text description of what the figure shows
     :param masked: `True` where the mask blocks the pair; drawn grey, without a number
+    :param cell: the size of a cell; `numbers`: print the weight in each cell (for large cells)
     :return: the SVG document
     """
     rows, cols = len(weights), len(weights[0])
     # Room for the row labels on the left, and for the title and the column labels on top
     left = 36 + LABEL_CHAR * max(len(q) for q in queries)
     top = 68
-    width = left + cols * CELL + 16
-    height = top + rows * CELL + (44 if masked else 16)
+    width = left + cols * cell + 16
+    height = top + rows * cell + (44 if masked else 16)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" '
            f'aria-labelledby="{name}-title {name}-desc">',
@@ -75,34 +77,43 @@ def heatmap_svg(name: str, weights: list[list[float]], queries: list[str], keys:
            f'<desc id="{name}-desc">{escape(description)}</desc>',
            f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
            # The axis names
-           f'<text x="{left + cols * CELL // 2}" y="24" {FONT} font-size="15" '
+           f'<text x="{left + cols * cell // 2}" y="24" {FONT} font-size="15" '
            f'text-anchor="middle" font-weight="bold">keys</text>',
-           f'<text x="14" y="{top + rows * CELL // 2}" {FONT} font-size="15" text-anchor="middle" '
-           f'font-weight="bold" transform="rotate(-90 14 {top + rows * CELL // 2})">queries</text>']
+           f'<text x="14" y="{top + rows * cell // 2}" {FONT} font-size="15" text-anchor="middle" '
+           f'font-weight="bold" transform="rotate(-90 14 {top + rows * cell // 2})">queries</text>']
     # Column labels (keys) above the grid, row labels (queries) to its left
     for j, key in enumerate(keys):
-        x = left + j * CELL + CELL // 2
+        x = left + j * cell + cell // 2
         out.append(f'<text x="{x}" y="{top - 12}" {FONT} font-size="13" '
                    f'text-anchor="middle">{escape(key)}</text>')
     for i, query in enumerate(queries):
-        y = top + i * CELL + CELL // 2 + 5
+        y = top + i * cell + cell // 2 + 5
         out.append(f'<text x="{left - 8}" y="{y}" {FONT} font-size="13" '
                    f'text-anchor="end">{escape(query)}</text>')
     # The cells: a filled square with the weight printed in the middle. Light text on dark cells.
+    # Small maps without numbers are drawn more compactly: the grid starts grey (masked), and
+    # only the unmasked cells are drawn on it, without an outline.
+    if not numbers:
+        out.append(f'<rect x="{left}" y="{top}" width="{cols * cell}" height="{rows * cell}" '
+                   f'fill="{MASKED}"/>')
     for i in range(rows):
         for j in range(cols):
-            x, y = left + j * CELL, top + i * CELL
+            x, y = left + j * cell, top + i * cell
             blocked = masked is not None and masked[i][j]
             fill = MASKED if blocked else colour(weights[i][j])
-            out.append(f'<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{fill}" '
+            if not numbers:
+                if not blocked:
+                    out.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}"/>')
+                continue
+            out.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" '
                        f'stroke="#ffffff" stroke-width="2"/>')
             if not blocked:
                 ink = "#ffffff" if weights[i][j] > 0.5 else "#1a1a1a"
-                out.append(f'<text x="{x + CELL // 2}" y="{y + CELL // 2 + 5}" {FONT} '
+                out.append(f'<text x="{x + cell // 2}" y="{y + cell // 2 + 5}" {FONT} '
                            f'font-size="14" text-anchor="middle" fill="{ink}">'
                            f'{weights[i][j]:.2f}</text>')
     if masked:
-        y = top + rows * CELL + 28
+        y = top + rows * cell + 28
         out.append(f'<rect x="{left}" y="{y - 13}" width="16" height="16" fill="{MASKED}"/>')
         out.append(f'<text x="{left + 24}" y="{y}" {FONT} font-size="13">masked: weight 0</text>')
     out.append("</svg>")
@@ -173,6 +184,15 @@ def render_all() -> dict[str, str]:
         "Two-token example: attention weights",
         "The scaled scores of the first token are 14 and 12, which the softmax turns into "
         "0.88 and 0.12. The second token's scores, 2.5 and 3, give 0.38 and 0.62.")
+
+    # ### The trained model's figures
+    #
+    # [What the model learned](learned.html) draws its figures from the numbers of a training
+    # run saved in `figures/learned.json`; `python -m annotated_attention.learned` trains again
+    # and rewrites that file.
+    from .learned import DATA_FILE, load_data, render
+    if DATA_FILE.exists():
+        figures.update(render(load_data()))
     return figures
 
 
