@@ -481,7 +481,9 @@ def measure_serve(code: Path, src: Path, tr: Path, out: Path, rel: str, edits: i
 
 
 def cache_dir_of(out: Path) -> Path:
-    return out.parent / f".{out.name}-cache"
+    from labml_site.build.cache import cache_dir_for  # (the rule; LABML_SITE_CACHE_DIR is set in main)
+
+    return cache_dir_for(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -501,6 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     if work.exists() and args.keep:
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
+    os.environ["LABML_SITE_CACHE_DIR"] = str(work / "caches")  # every build's cache, deleted with the work folder
     try:
         t = time.perf_counter()
         src, tr, rels = generate(work, args.files, args.seed)

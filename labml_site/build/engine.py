@@ -40,8 +40,6 @@ class Deferred:
     group: str  # one process produces a group's outputs (a page's languages share its data)
 
 
-Content = "str | bytes | Path | Deferred"
-
 PARALLEL_MIN_OUTPUTS = 200  # fewer renders than this are quicker in the main process
 _COUNTERS = ("analysed", "localized", "linked")  # what producing an output may have to compute
 
@@ -58,7 +56,7 @@ class Engine:
     cache: BuildCache
     out: Path  # the site folder (resolved)
     stats: BuildStats = field(default_factory=BuildStats)
-    outputs: dict[str, Any] = field(default_factory=dict)  # out path → Content
+    outputs: dict[str, Any] = field(default_factory=dict)  # out path → bytes, a file to copy, or Deferred
     reused: set[str] = field(default_factory=set)  # outputs that are the previous site's files
     defer: bool = False  # renders wait for `produce` (so they can run in workers)
 
@@ -79,6 +77,11 @@ class Engine:
     def fingerprint(self) -> str:
         """The builder itself (version, own files, libraries): part of every key that needs it."""
         return self.cache.fingerprint
+
+    @property
+    def compiled_templates(self) -> Path | None:
+        """Where the theme keeps compiled templates between builds (None when caching is off)."""
+        return self.cache.root / "templates" if self.cache.enabled else None
 
     def file_digest(self, path: Path) -> str:
         """The digest of a file's bytes (remembered with its size, times and inode)."""

@@ -422,7 +422,7 @@ def load_text(prepared: Prepared, engine: Engine, rel: str, lang: str) -> LocalT
     return text
 
 
-def link_code_cached(
+def link_keys(
     prepared: Prepared, engine: Engine
 ) -> tuple[linking.Symbols, dict[str, str]]:
     """What the site defines (`site_symbols`, from the heads) and, per page, the key of its code

@@ -47,7 +47,7 @@ from ..typeset.page import PageData
 from .prepare import (
     Prepared,
     analyse_pages,
-    link_code_cached,
+    link_keys,
     linked_page,
     load_page,
     load_text,
@@ -471,7 +471,7 @@ def build(config: BuildConfig) -> BuildResult:
 def _build(config: BuildConfig, engine: Engine, started: float) -> BuildResult:
     report = Report()
     files = discover(config.source)
-    theme = Theme(config.templates, engine.cache.root / "templates" if engine.cache.enabled else None)
+    theme = Theme(config.templates, engine.compiled_templates)
     languages: dict[str, tuple[str, str]] = {}
 
     def meanwhile() -> None:  # while workers analyse: what needs no page (~50 ms otherwise alone)
@@ -486,7 +486,7 @@ def _build(config: BuildConfig, engine: Engine, started: float) -> BuildResult:
             if asset not in files.assets:
                 report.add(Finding("warning", "asset-missing", f"references {asset}, which does not exist under the source folder; add the file or fix the path", path=head.rel))
 
-    symbols, linked_keys = link_code_cached(prepared, engine)
+    symbols, linked_keys = link_keys(prepared, engine)
     site = _Site(config, files, theme, prepared, engine, theme.fingerprint(), symbols, linked_keys)
     site.languages = languages or _languages(engine, config.langs)
     inputs = _inputs_digest(site)
