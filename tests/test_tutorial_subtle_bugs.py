@@ -323,3 +323,16 @@ def test_validation_loss_is_in_eval_mode_and_restores_train_mode():
     expected = F.cross_entropy(logits.flatten(0, 1), windows[:, 1:].flatten()).item()
     assert a == pytest.approx(expected, abs=1e-5)
     assert math.isfinite(a)
+
+
+# ---- numbers in the prose ----
+
+def test_numbers_on_the_data_and_transformer_pages():
+    """data.py: "more than a hundred thousand characters", "about a hundred" vocabulary entries;
+    transformer.py: embeddings of variance 1, encoding features with a mean square of 1/2."""
+    text = load_text()
+    assert 100_000 < len(text) < 200_000
+    assert 80 <= len(Vocabulary.from_text(text)) <= 120
+    assert sinusoidal_encoding(64, 128).pow(2).mean().item() == pytest.approx(0.5, abs=1e-6)
+    torch.manual_seed(0)
+    assert nn.Embedding(100, 128).weight.var().item() == pytest.approx(1.0, abs=0.05)

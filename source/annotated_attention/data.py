@@ -8,8 +8,8 @@ summary: The training text (this package's source files), a character vocabulary
 
 The [experiment](experiment.html) needs text, and it should run without downloading anything.
 So the model learns from the source files of this package: the pages you are reading now.
-That is roughly eighty thousand characters of Python and English, enough for a small model to
-learn spelling, indentation and common phrases within a couple of minutes on a laptop CPU.
+That is more than a hundred thousand characters of Python and English, enough for a small model
+to learn spelling, indentation and common phrases within a couple of minutes on a laptop CPU.
 
 We model **characters**: the vocabulary is the set of distinct characters in the text, and each
 character is one token. This avoids a tokenizer and keeps the vocabulary small (about a hundred

@@ -521,3 +521,13 @@ def main(argv: Optional[list[str]] = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+# ## Exercises
+#
+# Break the loop and run `python -m pytest tests/test_experiment.py
+# tests/test_tutorial_subtle_bugs.py` to see which test catches it:
+#
+# 1. Delete `optimizer.zero_grad(set_to_none=True)`.
+# 2. Compute the loss against `x` instead of `y`.
+# 3. Let `fix_schedule` return `cfg` unchanged, then resume a run with a larger `--steps`.
+# 4. Decay every parameter: `p.dim() >= 1` in `make_optimizer`.

@@ -6,10 +6,10 @@ summary: The two-layer network that a transformer layer applies to every positio
 
 # Position-wise Feed-Forward Network
 
-[Attention](mha.html) moves information *between* positions, but apart from the softmax it is
-close to linear in the values: each output is a weighted average of value vectors. The
-feed-forward network is the part of a transformer layer that *transforms* each position's vector
-on its own. It is a small two-layer network, applied to every position with the same weights:
+[Attention](mha.html) moves information *between* positions. For given weights it is exactly
+linear in the values: each output is a weighted average of value vectors, and the only
+nonlinearity, the softmax, acts on the scores. The feed-forward network is the part of a
+transformer layer that *transforms* each position's vector on its own, through a nonlinearity. It is a small two-layer network, applied to every position with the same weights:
 
 $$\operatorname{FFN}(x) = \max(0, x W_1 + b_1) W_2 + b_2$$
 
@@ -57,3 +57,9 @@ class FeedForward(nn.Module):
         h = self.dropout(h)
         # Back to the model size: `[batch, seq, d_ff]` → `[batch, seq, d_model]`
         return self.layer2(h)
+
+# ## Exercises
+#
+# 1. Move the dropout after `layer2`, then run `python -m pytest tests/test_tutorial_subtle_bugs.py`.
+# 2. Replace `nn.ReLU()` by `nn.Identity()`: the network is then a single linear map. Which test
+#    of `tests/test_attention.py` still passes, and why?

@@ -37,32 +37,31 @@ We write the shape of every tensor next to the code. The names are:
 Inputs and outputs are **batch-first**, `[batch, seq, d_model]`, the same layout as
 `torch.nn.MultiheadAttention(batch_first=True)`.
 
-## Mask convention
-
-A mask is a **boolean** tensor in which `True` means *this query may attend to this key*.
-It always has **three axes**, `[batch, seq_q, seq_k]`, and an axis of size 1 stands for "the
-same for all". These are the shapes accepted:
-
-* `[batch, seq_q, seq_k]`: a separate mask for every sequence,
-* `[batch, 1, seq_k]`: a padding mask, the same for every query (what `padding_mask` returns),
-* `[1, seq_q, seq_k]`: one mask for the whole batch (what `causal_mask` returns),
-* `[1, 1, seq_k]`, for completeness.
-
-Any other shape raises an error that lists these shapes. A 2-D mask is refused on purpose: other
-code often passes a padding mask as `[batch, seq_k]`, and whenever `batch == seq_q` such a mask
-would broadcast as if it were `[seq_q, seq_k]`, silently giving every *query* the mask of one
-*sequence*. With three axes there is only one way to read a mask.
-
-A query whose row of the mask has no `True` at all (for example a query of a sequence of length
-0) has nothing to attend to. We define its attention weights and its output to be **zero**, on
-both paths below. Be careful when you compare with other code: `torch.nn.MultiheadAttention`
-uses the opposite polarity for boolean masks (`True` = blocked).
-
 If you wonder how $QK^\top$ and the softmax work shape by shape, read
 [the scores and the softmax](scores_and_softmax.html) next to this page.
 The [transformer page](transformer.html) uses this module to build a small language model.
 """
 
+# ## Mask convention
+#
+# A mask is a **boolean** tensor in which `True` means *this query may attend to this key*.
+# It always has **three axes**, `[batch, seq_q, seq_k]`, and an axis of size 1 stands for "the
+# same for all". These are the shapes accepted:
+#
+# * `[batch, seq_q, seq_k]`: a separate mask for every sequence,
+# * `[batch, 1, seq_k]`: a padding mask, the same for every query (what `padding_mask` returns),
+# * `[1, seq_q, seq_k]`: one mask for the whole batch (what `causal_mask` returns),
+# * `[1, 1, seq_k]`, for completeness.
+#
+# Any other shape raises an error that lists these shapes. A 2-D mask is refused on purpose: other
+# code often passes a padding mask as `[batch, seq_k]`, and whenever `batch == seq_q` such a mask
+# would broadcast as if it were `[seq_q, seq_k]`, silently giving every *query* the mask of one
+# *sequence*. With three axes there is only one way to read a mask.
+#
+# A query whose row of the mask has no `True` at all (for example a query of a sequence of length
+# 0) has nothing to attend to. We define its attention weights and its output to be **zero**, on
+# both paths below. Be careful when you compare with other code: `torch.nn.MultiheadAttention`
+# uses the opposite polarity for boolean masks (`True` = blocked).
 import math
 from typing import Optional
 

@@ -6,10 +6,12 @@ summary: Why attention needs position information, and the fixed sine and cosine
 
 # Sinusoidal Positional Encoding
 
-Attention by itself does not know the order of the tokens. If you shuffle the keys and the
-values in the same way, every query gets exactly the same result, because a weighted sum does
-not care about the order of its terms. A language model needs the order, so we add a vector that
-depends on the position to each token embedding before the first layer.
+Attention without a mask does not know the order of the tokens. If you shuffle the keys and
+the values in the same way, every query gets exactly the same result, because a weighted sum does
+not care about the order of its terms. A causal mask does reveal some order: query $i$ sees
+exactly $i + 1$ keys, so a model could in principle work out positions by counting. That is an
+indirect and weak signal, though, and a language model needs the order all the time, so we add
+a vector that depends on the position to each token embedding before the first layer.
 
 The original transformer uses fixed sines and cosines of different frequencies. For position
 $p$ and feature pair $i = 0, 1, ..., d_{model}/2 - 1$:
@@ -84,5 +86,15 @@ class PositionalEncoding(nn.Module):
         if seq > self.pe.shape[0]:
             raise ValueError(f"sequence length {seq} is longer than max_len={self.pe.shape[0]}: "
                              f"create the model with a larger max_len")
-        # `pe[:seq]` is `[seq, d_model]` and broadcasts over the batch axis.
+        # `pe[:seq]` is `[seq, d_model]` and broadcasts over the batch axis. Dropout comes
+        # after the sum, so that it acts on what the first layer receives.
         return self.dropout(x + self.pe[:seq].to(x.dtype))
+
+# ## Exercises
+#
+# Break the encoding and run `python -m pytest tests/test_attention.py
+# tests/test_tutorial_subtle_bugs.py` to see which test catches it:
+#
+# 1. Put the cosines in the even features and the sines in the odd ones.
+# 2. Apply dropout to the embeddings before adding the encoding.
+# 3. Use `torch.arange(0, d_model)` instead of `torch.arange(0, d_model, 2)` for $2i$.

@@ -15,12 +15,17 @@ A question that many readers ask when they first meet self-attention goes like t
 The short answer has two parts.
 
 1. $Q K^\top$ is a **batched** matrix product. For every batch element separately, PyTorch
-   multiplies a `seq × d` matrix by a `d × seq` matrix. Each of these products gives a
-   `seq × seq` matrix, so the result has the shape `batch × seq × seq`.
-2. The softmax runs over the **last** axis only (`dim=-1`). Row $i$ of each `seq × seq` matrix
-   holds the scores of query $i$ against every key, and the softmax turns that row into a
-   probability distribution over the keys. So there are `batch × seq` separate softmaxes, each
-   over `seq` numbers, and every row sums to 1.
+   multiplies a `seq × d` matrix by a `d × seq` matrix, where `seq` is your `seq_length` and
+   `d` is your `embed_size` (with several heads, `d` is the size of one head,
+   `embed_size / heads`). The `d` axis is summed away: each of these products gives a
+   `seq × seq` matrix, so the result has the shape `batch × seq × seq`. This is what
+   [`torch.matmul`](https://pytorch.org/docs/stable/generated/torch.matmul.html) does with
+   3-D inputs: it treats the first axis as a batch and multiplies the last two.
+2. The softmax runs over the **last** axis only
+   ([`softmax(dim=-1)`](https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html)).
+   Row $i$ of each `seq × seq` matrix holds the scores of query $i$ against every key, and the
+   softmax turns that row into a probability distribution over the keys. So there are
+   `batch × seq` separate softmaxes, each over `seq` numbers, and every row sums to 1.
 
 The code below shows both parts and then works through a two-token example by hand.
 Run it with `python -m annotated_attention.scores_and_softmax`: it prints every step and
@@ -52,7 +57,7 @@ def scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     # product. Element $(b, i, j)$ is the dot product of query $i$ with key $j$ in sequence $b$.
     s = torch.matmul(q, k_t)
     # Divide by $\sqrt{d}$ so that the scores keep a variance of about 1
-    # (see [why we scale](mha.html) and `dot_product_variance` below).
+    # (see [why we scale](mha.html#scores) and `dot_product_variance` below).
     return s / math.sqrt(q.shape[-1])
 
 
@@ -101,6 +106,28 @@ def softmax_by_hand(row: list[float]) -> list[float]:
     exps = [math.exp(x - m) for x in row]
     total = sum(exps)
     return [e / total for e in exps]
+
+
+def softmax_without_the_max(row: list[float]) -> torch.Tensor:
+    r"""
+    ## Numerical stability: why subtract the max
+
+    The same formula without subtracting the largest score, in float32 like a model's scores.
+    $\exp(x)$ overflows to infinity in float32 for $x > 88.7$, and $\infty / \infty$ is NaN:
+
+    * the row $(1000, 998)$ gives NaN here, while `softmax_by_hand` (and `torch.softmax`, which
+      also subtracts the max) gives $(0.8808, 0.1192)$: the same as the row $(14, 12)$ of the
+      example below, because only the difference between the scores, 2, matters;
+    * a masked score of $-\infty$ is harmless: $\exp(-\infty) = 0$, so the row
+      $(3, -\infty, 1)$ gives $(0.8808, 0, 0.1192)$;
+    * a row of only $-\infty$ has no softmax at all: its max is $-\infty$, and
+      $-\infty - (-\infty)$ is NaN, with or without the trick. That is why
+      [attention](mha.html#masking) treats such rows separately.
+
+    `main` below asserts each of these numbers.
+    """
+    exps = torch.tensor(row, dtype=torch.float32).exp()
+    return exps / exps.sum()
 
 
 # ## A two-token example
@@ -196,6 +223,17 @@ def main() -> None:
     assert [round(x, 4) for x in softmax_by_hand([14.0, 12.0])] == [0.8808, 0.1192]
     assert [round(x, 4) for x in p2[0, 1].tolist()] == [0.3775, 0.6225]
 
+    # Numerical stability
+    assert math.isnan(softmax_without_the_max([1000.0, 998.0])[0].item())
+    for stable in (softmax_by_hand([1000.0, 998.0]), torch.tensor([1000.0, 998.0]).softmax(-1).tolist()):
+        assert [round(x, 4) for x in stable] == [0.8808, 0.1192]
+    inf = float("inf")
+    assert [round(x, 4) for x in softmax_by_hand([3.0, -inf, 1.0])] == [0.8808, 0.0, 0.1192]
+    assert all(math.isnan(x) for x in softmax_by_hand([-inf, -inf]))
+    assert torch.tensor([-inf, -inf]).softmax(-1).isnan().all()
+    print("softmax of (1000, 998): without the max", softmax_without_the_max([1000.0, 998.0]).tolist(),
+          "with it", [round(x, 4) for x in softmax_by_hand([1000.0, 998.0])])
+
     # The variance argument
     for d in (4, 64, 512):
         raw, scaled = dot_product_variance(d)
@@ -206,3 +244,11 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+# ## Exercises
+#
+# 1. In `softmax_over_keys`, use `dim=-2`. Which assertion of `main` fails first, and which test
+#    of `tests/test_attention.py`?
+# 2. In `scores`, forget the transpose: `torch.matmul(q, k)`. What error do you get with
+#    `seq_length=5` and `embed_size=8`, and why would there be none if both were equal?
+# 3. Remove `m = max(row)` from `softmax_by_hand` (use `m = 0`) and run `main`.

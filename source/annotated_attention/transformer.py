@@ -65,7 +65,7 @@ class TransformerLayer(nn.Module):
                 causal: bool = False) -> torch.Tensor:
         """
         :param x: `[batch, seq, d_model]`
-        :param mask: an attention mask, see [the mask convention](mha.html)
+        :param mask: an attention mask, see [the mask convention](mha.html#mask-convention)
         :param causal: apply a causal mask
         :return: `[batch, seq, d_model]`
         """
@@ -139,7 +139,9 @@ class DecoderOnlyTransformer(nn.Module):
             token at $t + 1$
         """
         # `[batch, seq]` → `[batch, seq, d_model]`. `nn.Embedding` starts with entries of
-        # variance 1, the same scale as the sines and cosines, so we add the two directly.
+        # variance 1, and the features of the positional encoding have a mean square of 1/2
+        # (each sine and cosine pair has a squared norm of 1): the same order of magnitude, so
+        # we add the two directly.
         # (The original paper multiplies the embeddings by $\sqrt{d_{model}}$ because its
         # embedding matrix is shared with the output layer and starts much smaller.)
         x = self.pos(self.embed(tokens))
@@ -153,3 +155,12 @@ class DecoderOnlyTransformer(nn.Module):
     def num_parameters(self) -> int:
         """The number of trainable numbers in the model."""
         return sum(p.numel() for p in self.parameters())
+
+# ## Exercises
+#
+# Break the layer and run `python -m pytest tests/test_tutorial_subtle_bugs.py` to see which
+# test catches it:
+#
+# 1. Move the dropout of a sub-layer onto the residual sum: `x = self.dropout(x + ...)`.
+# 2. Normalise after the residual addition (post-norm) instead of before.
+# 3. Leave out the final layer norm `self.norm` of the model.
