@@ -12,6 +12,7 @@ from pathlib import Path
 from ..build.site import BuildConfig, analyse_pages
 from ..translate.catalog import check_file
 from ..translate.extract import confirm, extract
+from ..errors import UserError
 from ..findings import Finding
 from .output import print_findings
 from ..translate.stats import coverage, render_json, render_text
@@ -95,6 +96,11 @@ def cmd_extract(args: argparse.Namespace, config: BuildConfig, langs: list[str])
             confirmed = sum(len(confirm(config.translations, base, lang)) for base in keys)
             print(f"confirmed {confirmed} fuzzy suggestions for {lang}", file=sys.stderr)
         return 0
+    try:  # a new project's first extract makes the folder (safe_files writes only inside it)
+        Path(config.translations).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"cannot create --translations {config.translations}: {e.strerror or e}; "
+                        "pass --translations DIR in a folder you can write to", status=1) from None
     failed = False
     for lang in langs:
         result = extract(keys, config.translations, lang)
