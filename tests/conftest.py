@@ -100,9 +100,9 @@ def browser():
 
 
 # The tutorial's tests need torch, which only the `tutorial` extra installs (the builder needs
-# neither torch nor numpy). Without it they are reported as skipped, with the reason, instead of
-# failing to import.
-TORCH_TESTS = {"test_attention.py", "test_experiment.py", "test_figures.py", "test_tutorial_subtle_bugs.py"}
+# neither torch nor numpy). Without it, a test module that imports torch or the tutorial's package
+# at its top level is reported as skipped, with the reason, instead of failing to import.
+_TUTORIAL_IMPORTS = {"torch", "numpy", "annotated_attention"}
 
 
 class _NeedsTorch(pytest.Module):
@@ -110,9 +110,20 @@ class _NeedsTorch(pytest.Module):
         pytest.skip('needs torch, the tutorial\'s extra: pip install torch==2.13.0 && pip install -e ".[tutorial,test]"')
 
 
+def _imports_the_tutorial(path: Path) -> bool:
+    import ast
+
+    for node in ast.parse(path.read_bytes()).body:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
+        if any(name.split(".")[0] in _TUTORIAL_IMPORTS for name in names):
+            return True
+    return False
+
+
 def pytest_pycollect_makemodule(module_path, parent):
     import importlib.util
 
-    if module_path.name in TORCH_TESTS and importlib.util.find_spec("torch") is None:
+    if importlib.util.find_spec("torch") is None and _imports_the_tutorial(Path(module_path)):
         return _NeedsTorch.from_parent(parent, path=module_path)
     return None
