@@ -85,7 +85,7 @@ def translation_langs(config: BuildConfig) -> list[str]:
     return [lang for lang in config.langs if lang != config.base_lang]
 
 
-def check_translations(source: Path, translations: Path, required: bool) -> None:
+def check_translations(source: Path, translations: Path, required: bool, alternative: str = "") -> None:
     """The translations folder must exist when languages other than the base are asked for,
     and when it holds translation files, at least one must belong to a page of `source`: a
     misspelled or wrong folder would otherwise build an all-English site without a word."""
@@ -94,7 +94,7 @@ def check_translations(source: Path, translations: Path, required: bool) -> None
         if required:
             raise UserError(
                 f"--translations {translations}: no such folder; pass --translations DIR, the folder of "
-                "<page>.<lang>.json files (or --langs with the base language only)"
+                f"<page>.<lang>.json files{alternative}"
             )
         return
     if not translations.is_dir():
@@ -144,5 +144,6 @@ def validate(config: BuildConfig) -> None:
     check_templates(config.templates)
     if config.locales is not None:
         check_folder(config.locales, "--locales", "UI catalogs, <lang>/LC_MESSAGES/messages.po")
-    check_translations(config.source, config.translations, required=bool(translation_langs(config)))
+    check_translations(config.source, config.translations, required=bool(translation_langs(config)),
+                       alternative=f" (or --langs {config.base_lang} for a site in the base language alone)")
     check_out(config)

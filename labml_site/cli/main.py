@@ -215,12 +215,14 @@ def translation_config(args: argparse.Namespace):
     if args.langs is None:
         langs = [lang for lang in languages_in(translations) if lang != base]
     else:
-        given = parse_langs(args.langs, "--lang" if args.command == "extract" else "--langs")
+        option = "--lang" if args.command == "extract" else "--langs"
+        given = parse_langs(args.langs, option)
         langs = [lang for lang in given if lang != base]
         if not langs:
             raise UserError(
-                f"--langs {args.langs} names only the base language {base}; name the languages to work on, "
-                f"e.g. `{args.program} {args.command} --langs zh,ru` (the base is --base-lang)"
+                f"{option} {args.langs} names only the base language {base}; name the languages to work on, "
+                f"e.g. `{args.program} {args.command} {option} {'ja' if option == '--lang' else 'zh,ru'}` "
+                "(the base is --base-lang)"
             )
     config = BuildConfig(source=args.source, translations=translations, out=Path("site"),
                          langs=(base, *langs), base_lang=base, jobs=args.jobs)
@@ -241,12 +243,13 @@ def os_error_message(e: OSError, config) -> str:
     reason = e.strerror or str(e)
     if e.errno is None:  # raised with a message of its own, e.g. a source that vanished mid-build
         return str(e)
-    if not path:  # a failed write() names no file: it was one of the site's or the cache's
+    if path:
+        inputs = [Path(p).resolve() for p in (config.source, config.translations, config.templates, config.locales) if p]
+        resolved = Path(path).resolve()
+        if any(resolved == p or p in resolved.parents for p in inputs) and e.errno not in (errno.ENOSPC, errno.EROFS):
+            return f"cannot read {path}: {reason}; make it readable, or leave it out of the source folder"
+    else:  # a failed write() names no file: it was one of the site's or the cache's
         path = f"into {config.out} (or the build cache)"
-    inputs = [Path(p).resolve() for p in (config.source, config.translations, config.templates, config.locales) if p]
-    resolved = Path(path).resolve()
-    if any(resolved == p or p in resolved.parents for p in inputs) and e.errno not in (errno.ENOSPC, errno.EROFS):
-        return f"cannot read {path}: {reason}; make it readable, or leave it out of the source folder"
     hint = {
         errno.ENOSPC: "free some disk space, or pass --out DIR on another disk",
         errno.EDQUOT: "free some space within your quota, or pass --out DIR elsewhere",
