@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import html
 import re
+import threading
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import PurePath
@@ -94,8 +95,59 @@ def placeholder_rule(trigger: str):
     return register
 
 
+class _BacktickRuns:
+    """The runs of backticks of one text (start, length), to find a code span's closing run
+    without searching the rest of the text from each backtick (quadratic in a long run)."""
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.by_length: dict[int, list[int]] = {}
+
+    def load(self, text: str) -> None:
+        if text is self.text:
+            return
+        self.text = text
+        self.starts, self.ends, self.by_length = [], [], {}
+        for m in _BACKTICK_RUN_RE.finditer(text):
+            self.starts.append(m.start())
+            self.ends.append(m.end())
+            self.by_length.setdefault(m.end() - m.start(), []).append(m.start())
+
+    def span(self, text: str, i: int) -> tuple[int, int] | None:
+        """(n, j): the backticks from `i` on, and where the first later run of exactly that
+        many starts (j < 0: none); what `_code_span`'s search finds."""
+        self.load(text)
+        k = bisect.bisect_right(self.starts, i) - 1
+        if k < 0 or self.ends[k] <= i:
+            return None
+        n = self.ends[k] - i
+        same = self.by_length.get(n, [])
+        at = bisect.bisect_left(same, i + n)
+        return n, same[at] if at < len(same) else -1
+
+
+_BACKTICK_RUN_RE = re.compile("`+")
+
+
+def _backtick_runs() -> _BacktickRuns:
+    runs = getattr(_LOCAL, "runs", None)
+    if runs is None:
+        runs = _LOCAL.runs = _BacktickRuns()
+    return runs
+
+
 @placeholder_rule("`")
 def _code_span(text: str, i: int):
+    if len(text) > 256:  # short texts: the plain search below is quicker than indexing the runs
+        found = _backtick_runs().span(text, i)
+        if found is None:
+            return None
+        n, j = found
+        if j < 0 or j == i + n:
+            return None
+        return Placeholder("code", text[i + n:j].strip()), j + n
     n = len(text) - i - len(text[i:].lstrip("`"))
     j = i + n
     while True:
@@ -141,15 +193,115 @@ def _inline_math(text: str, i: int):
     return Placeholder("math", text[i + 1:j]), j + 1
 
 
+# What `_image_match` reads (it reads it by hand, in linear time; the pattern is the reference).
 _IMAGE_RE = re.compile(r'!\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)')
+
+
+class _NextIndex:
+    """`text.find(char, i)` for rising `i` in one text, each character of it looked at once: the
+    rules below are tried at every trigger of a paragraph, and a search from each to the end of
+    the text (for a "]" or a run of backticks that never comes) made them quadratic."""
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.found: dict[str, tuple[int, int]] = {}  # char → (searched from, found at)
+
+    def find(self, text: str, char: str, i: int) -> int:
+        if text is not self.text:
+            self.text, self.found = text, {}
+        known = self.found.get(char)
+        if known is not None and known[0] <= i and (known[1] < 0 or known[1] >= i):
+            return known[1]
+        at = text.find(char, i)
+        self.found[char] = (i, at)
+        return at
+
+    def find_stop(self, text: str, i: int) -> int:
+        """The first ")", whitespace or ">" at or after `i` (-1: none), like `find`."""
+        if text is not self.text:
+            self.text, self.found = text, {}
+        known = self.found.get("stop")
+        if known is not None and known[0] <= i and (known[1] < 0 or known[1] >= i):
+            return known[1]
+        m = _URL_STOP_RE.search(text, i)
+        at = m.start() if m else -1
+        self.found["stop"] = (i, at)
+        return at
+
+
+_LOCAL = threading.local()  # each thread its own indexes (builds may run in threads: serve)
+
+
+def _next_index() -> _NextIndex:
+    index = getattr(_LOCAL, "next", None)
+    if index is None:
+        index = _LOCAL.next = _NextIndex()
+    return index
 
 
 @placeholder_rule("!")
 def _image(text: str, i: int):
-    m = _IMAGE_RE.match(text, i)
-    if not m:
+    found = _image_match(text, i)
+    if found is None:
         return None
-    return Placeholder("image", m.group(2), alt=m.group(1)), m.end()
+    alt, url, end = found
+    return Placeholder("image", url, alt=alt), end
+
+
+_SPACE_RUN_RE = re.compile(r"\s*")
+_URL_STOP_RE = re.compile(r"[)\s>]")
+
+
+def _space_end(text: str, i: int) -> int:
+    return _SPACE_RUN_RE.match(text, i).end()
+
+
+def _image_match(text: str, i: int) -> tuple[str, str, int] | None:
+    """`_IMAGE_RE.match(text, i)` as (alt, url, end), read by hand in time linear in what it looks
+    at: the pattern backtracks through every split of a run of spaces, and is tried at every "!"
+    of a paragraph, where each try scanned to the end of a crafted one. Each step below is the
+    path the pattern's backtracking takes first (tests/test_security_parsing.py checks the two
+    against each other on random text)."""
+    if not text.startswith("![", i):
+        return None
+    index = _next_index()
+    k = index.find(text, "]", i + 2)  # `[^\]]*\]`: the first "]"
+    if k < 0 or not text.startswith("(", k + 1):
+        return None
+    alt = text[i + 2:k]
+    p = k + 2
+    w = _space_end(text, p)  # `\s*`, greedy
+    g0 = w + 1 if text.startswith("<", w) else w  # `<?`
+    q = index.find_stop(text, g0)  # `[^)\s>]*`: to the first ")", space or ">"
+    q = len(text) if q < 0 else q
+    end = _image_tail(text, q + 1 if text.startswith(">", q) else q)  # `>?`, then the rest
+    if end is not None:
+        return alt, text[g0:q], end
+    # `\s*` gives back its last space: then the URL is empty and the title starts at `w`.
+    if w > p and text.startswith('"', w):
+        end = _title_tail(text, w)
+        if end is not None:
+            return alt, "", end
+    return None
+
+
+def _title_tail(text: str, at: int) -> int | None:
+    """`"[^"]*"\s*\)` at `at` (a '"'): the end, or None."""
+    close = _next_index().find(text, '"', at + 1)
+    if close < 0:
+        return None
+    r = _space_end(text, close + 1)
+    return r + 1 if text.startswith(")", r) else None
+
+
+def _image_tail(text: str, r: int) -> int | None:
+    """`(?:\s+"[^"]*")?\s*\)` at `r`: the end, or None."""
+    r2 = _space_end(text, r)
+    if r2 > r and text.startswith('"', r2):
+        end = _title_tail(text, r2)
+        if end is not None:
+            return end
+    return r2 + 1 if text.startswith(")", r2) else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,8 +313,25 @@ _PH_END = "\ue001"
 _KEEP_MARK = "\ue002"  # \ue002 N \ue003 stands for protected raw HTML / escaped characters
 _KEEP_END = "\ue003"
 
-_HTML_RE = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?\s*/?>"
+# Raw HTML and entities, kept as written. A tag ends at its first ">" (no "<" or ">" inside), so
+# `(?:\s[^<>]*)?/?>` reads exactly what `(?:\s+[^<>]*?)?\s*/?>` did, in time linear in the
+# tag: the old form tried every way to split a run of spaces between its three quantifiers, and
+# "<a" and 5,000 spaces took minutes. The tag and entity alternatives are `_HTML_TAG_RE`.
+_HTML_RE = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>"
                       r"|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);", re.S)
+_HTML_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>"
+                          r"|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
+
+
+def _keep_html(text: str, keep: Callable[[str], str]) -> str:
+    """`_HTML_RE.sub(keep…, text)` in linear time. After the last "-->" no comment can close, and
+    no match crosses the end of that "-->" (a match never holds a ">" but at its end): the rest
+    is read without the comment alternative, which would scan to the end from every "<!--"."""
+    cut = text.rfind("-->") + 3 if "<!--" in text else 0
+    if cut < 3:
+        cut = 0
+    head = _HTML_RE.sub(lambda m: keep(m.group(0)), text[:cut]) if cut else ""
+    return head + _HTML_TAG_RE.sub(lambda m: keep(m.group(0)), text[cut:])
 _AUTOLINK_RE = re.compile(r"<((?:https?|ftp)://[^<>\s]+)>")
 _ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()>#+\-.!])")
 
@@ -195,10 +364,25 @@ def _closing(text: str, i: int, delimiters: re.Pattern[str]) -> int:
     return -1
 
 
-def _link_end(text: str, i: int) -> "tuple[str, str | None, int] | None":
+def _matching(text: str, delimiters: re.Pattern[str]) -> dict[int, int]:
+    """opener index → the index of the delimiter that closes it (`_closing` for every opener at
+    once, by one pass with a stack): a paragraph of unclosed "[" made `_closing` scan to the end
+    from each of them."""
+    stack: list[int] = []
+    pairs: dict[int, int] = {}
+    for m in delimiters.finditer(text):
+        if text[m.start()] in "[(":
+            stack.append(m.start())
+        elif stack:
+            pairs[stack.pop()] = m.start()
+    return pairs
+
+
+def _link_end(text: str, i: int, parens: dict[int, int] | None = None) -> "tuple[str, str | None, int] | None":
     """Parse `(url "title")` at text[i] with balanced parentheses inside the URL, like
-    Python-Markdown; returns (url, title, end) or None (then it is not a link)."""
-    j = _closing(text, i, _PARENS_RE)
+    Python-Markdown; returns (url, title, end) or None (then it is not a link). `parens`: the
+    text's `_matching` parentheses, when known."""
+    j = _closing(text, i, _PARENS_RE) if parens is None else parens.get(i, -1)
     if j < 0:
         return None
     inner = text[i + 1:j].strip()
@@ -213,28 +397,37 @@ def _link_end(text: str, i: int) -> "tuple[str, str | None, int] | None":
     return inner, title, j + 1
 
 
+# Links nested in link labels deeper than this are left as text (no page has more than one level;
+# the limit keeps a crafted paragraph from exhausting the stack).
+MAX_LINK_NESTING = 32
+
+
 @inline_rule
-def _links(text: str) -> str:
-    if "[" not in text:
+def _links(text: str, depth: int = 0) -> str:
+    if "[" not in text or depth > MAX_LINK_NESTING:
         return text
+    brackets = _matching(text, _BRACKETS_RE)  # the matching ], allowing nested brackets
+    parens: dict[int, int] | None = None
     out: list[str] = []
     i = 0
     while True:
         start = text.find("[", i)
         if start < 0:
             break
-        j = _closing(text, start, _BRACKETS_RE)  # the matching ], allowing nested brackets
+        j = brackets.get(start, -1)
         if j < 0 or not text.startswith("(", j + 1):
             out.append(text[i:start + 1])
             i = start + 1
             continue
-        parsed = _link_end(text, j + 1)
+        if parens is None:
+            parens = _matching(text, _PARENS_RE)
+        parsed = _link_end(text, j + 1, parens)
         if parsed is None:
             out.append(text[i:start + 1])
             i = start + 1
             continue
         url, title, end = parsed
-        label = _links(text[start + 1:j])
+        label = _links(text[start + 1:j], depth + 1)
         title_attr = f' title="{title}"' if title is not None else ""
         out.append(text[i:start])
         out.append(f'<a href="{url}"{title_attr}>{label}</a>')
@@ -251,16 +444,55 @@ _SMART_STRONG_RE = re.compile(r"(?<!\w)__(?!_)(.+?)(?<!_)__(?!\w)", re.S)
 _SMART_EM_RE = re.compile(r"(?<!\w)_(?!_)(.+?)(?<!_)_(?!\w)", re.S)
 
 
+# The same patterns cut in two: where one may open, where one may close (each a zero-width
+# match, so overlapping ones are all found). `_pair_sub` pairs them as the lazy `(.+?)` does, in
+# linear time: the patterns above scan to the end of the text from every opener that never closes
+# (a paragraph of "**a " took seconds).
+_STRONG_EM_OPEN = re.compile(r"\*\*\*(?!\s)")
+_STRONG_EM_CLOSE = re.compile(r"(?<!\s)(?=\*\*\*)")
+_STRONG_OPEN = re.compile(r"\*\*(?!\s)")
+_STRONG_CLOSE = re.compile(r"(?<!\s)(?=\*\*)")
+_SMART_STRONG_OPEN = re.compile(r"(?<!\w)__(?!_)")
+_SMART_STRONG_CLOSE = re.compile(r"(?<!_)(?=__(?!\w))")
+_SMART_EM_OPEN = re.compile(r"(?<!\w)_(?!_)")
+_SMART_EM_CLOSE = re.compile(r"(?<!_)(?=_(?!\w))")
+
+
+def _pair_sub(text: str, opener: re.Pattern[str], closer: re.Pattern[str], width: int, before: str, after: str) -> str:
+    """`re.sub(OPEN (.+?) CLOSE, before + \\1 + after, text, flags=re.S)` for the pairs above:
+    the leftmost opener with a closer at least one character after it, and the first such closer.
+    When the leftmost opener has none, no later one has (its closers are a subset): done."""
+    closes = [m.start() for m in closer.finditer(text)]
+    if not closes:
+        return text
+    out: list[str] = []
+    pos = 0
+    while True:
+        m = opener.search(text, pos)
+        if m is None:
+            break
+        start = m.start()
+        k = bisect.bisect_left(closes, start + width + 1)
+        if k == len(closes):
+            break
+        end = closes[k]
+        out.append(text[pos:start])
+        out.append(before + text[start + width:end] + after)
+        pos = end + width
+    out.append(text[pos:])
+    return "".join(out)
+
+
 @inline_rule
 def _emphasis(text: str) -> str:
     # Each pattern needs its delimiter, and most text has none: skip the substitution then.
     if "*" in text:
-        text = _STRONG_EM_RE.sub(r"<strong><em>\1</em></strong>", text)
-        text = _STRONG_RE.sub(r"<strong>\1</strong>", text)
+        text = _pair_sub(text, _STRONG_EM_OPEN, _STRONG_EM_CLOSE, 3, "<strong><em>", "</em></strong>")
+        text = _pair_sub(text, _STRONG_OPEN, _STRONG_CLOSE, 2, "<strong>", "</strong>")
         text = _EM_RE.sub(r"<em>\1</em>", text)
     if "_" in text:
-        text = _SMART_STRONG_RE.sub(r"<strong>\1</strong>", text)
-        text = _SMART_EM_RE.sub(r"<em>\1</em>", text)
+        text = _pair_sub(text, _SMART_STRONG_OPEN, _SMART_STRONG_CLOSE, 2, "<strong>", "</strong>")
+        text = _pair_sub(text, _SMART_EM_OPEN, _SMART_EM_CLOSE, 1, "<em>", "</em>")
     return text
 
 
@@ -304,7 +536,7 @@ class _Inline:
         if "<" in marked:
             marked = _AUTOLINK_RE.sub(lambda m: keep(f'<a href="{m.group(1)}">{m.group(1)}</a>'), marked)
         if "<" in marked or "&" in marked:
-            marked = _HTML_RE.sub(lambda m: keep(m.group(0)), marked)
+            marked = _keep_html(marked, keep)
         marked = html.escape(marked, quote=True)
         for rule in INLINE_RULES:
             marked = rule(marked)
@@ -638,19 +870,24 @@ def _elements(prose: str, lines: _Lines) -> list[_Element]:
     return _blocks(doc.text, 0, doc)
 
 
-def _blocks(text: str, offset: int, doc: _Text) -> list[_Element]:
+# Block quotes nested deeper than this are read as text: no page has more than two levels, and
+# each level is parsed again inside the one around it (a crafted "> > > …" exhausted the stack).
+MAX_QUOTE_NESTING = 16
+
+
+def _blocks(text: str, offset: int, doc: _Text, depth: int = 0) -> list[_Element]:
     out: list[_Element] = []
     pos = 0
     blocks = text.split("\n\n")
     k = 0
     while k < len(blocks):
         block = blocks[k]
-        if _is_quote(block):
+        if depth < MAX_QUOTE_NESTING and _is_quote(block):
             # consecutive quoted blocks form one blockquote (a `>` line alone joins them too)
             first = k
             while k + 1 < len(blocks) and _is_quote(blocks[k + 1]):
                 k += 1
-            out.append(_blockquote("\n\n".join(blocks[first:k + 1]), offset + pos, doc))
+            out.append(_blockquote("\n\n".join(blocks[first:k + 1]), offset + pos, doc, depth + 1))
             pos += sum(len(b) + 2 for b in blocks[first:k + 1])
         else:
             if block:
@@ -667,11 +904,11 @@ def _is_quote(block: str) -> bool:
     return bool(lines) and all(_QUOTE_RE.match(line) for line in lines)
 
 
-def _blockquote(block: str, offset: int, doc: _Text) -> _Element:
+def _blockquote(block: str, offset: int, doc: _Text, depth: int = 1) -> _Element:
     """`> ` lines: the text without the markers is parsed as blocks of its own. Offsets inside
     are approximate (marker widths are not tracked), which only affects error line numbers."""
     inner = "\n".join(_QUOTE_RE.sub("", line) for line in block.split("\n"))
-    return _Element("blockquote", offset=offset, children=tuple(_blocks(inner, offset, doc)))
+    return _Element("blockquote", offset=offset, children=tuple(_blocks(inner, offset, doc, depth)))
 
 
 _A_OPEN_RE = re.compile(r"<a\b[^>]*>")
