@@ -7,8 +7,13 @@ milliseconds.
 
     python benchmarks/attention_bench.py                 # CPU here; CUDA (bf16) when present
     python benchmarks/attention_bench.py --seq-lens 128 1024 --device cuda
+    python benchmarks/attention_bench.py --markdown      # the table for the README
 
-On CUDA the runs use bfloat16 autocast and the table adds the peak memory of each method.
+Memory is reported two ways. "saved MiB" is what autograd keeps for the backward pass
+(`saved_for_backward` in mha.py), on any device; it is what grows with seq² on the explicit path.
+On CUDA the runs use bfloat16 autocast and the table adds the peak memory allocated by each
+method ("peak MiB"). "×" columns are the growth of the time from the previous (half as long)
+sequence length: 4 means quadratic, 2 linear.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ import time
 import torch
 from torch import nn
 
-from annotated_attention.mha import MultiHeadAttention, causal_mask
+from annotated_attention.mha import MultiHeadAttention, causal_mask, saved_for_backward
 
 
 def build(d_model: int, heads: int, device: torch.device):
@@ -74,6 +79,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--threads", type=int, help="CPU threads (default: PyTorch's choice); "
                         "1 gives steadier numbers on a busy machine")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -81,7 +87,7 @@ def main() -> None:
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available()
                           else ("cpu" if args.device == "auto" else args.device))
     cuda = device.type == "cuda"
-    seq_lens = args.seq_lens or ([256, 512, 1024, 2048, 4096] if cuda else [64, 128, 256, 512])
+    seq_lens = args.seq_lens or ([256, 512, 1024, 2048, 4096] if cuda else [64, 128, 256, 512, 1024])
     autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if cuda else contextlib.nullcontext())
     ours, ref = build(args.d_model, args.heads, device)
 
@@ -90,36 +96,45 @@ def main() -> None:
     print(f"torch {torch.__version__} on {device} ({where}); {'bf16 autocast' if cuda else 'fp32'}; "
           f"batch={args.batch} d_model={args.d_model} heads={args.heads}; causal self-attention, "
           f"forward + backward, median of {args.repeats}")
-    header = f"{'seq':>6} {'explicit ms':>12} {'fused ms':>10} {'nn.MHA ms':>10} " \
-             f"{'explicit/fused':>15} {'explicit/nn.MHA':>16}"
-    if cuda:
-        header += f" {'MiB expl/fused/nn':>20}"
-    print(header)
+    names = ["explicit", "fused", "nn.MHA"]
+    columns = (["seq"] + [f"{n} ms" for n in names] + ["explicit ×", "fused ×", "explicit/fused"]
+               + [f"{n} saved MiB" for n in names] + ([f"{n} peak MiB" for n in names] if cuda else []))
+    if args.markdown:
+        print("| " + " | ".join(columns) + " |")
+        print("|" + " --- |" * len(columns))
+    else:
+        print("  ".join(f"{c:>14}" for c in columns))
+    previous = None
     for seq in seq_lens:
         x = torch.randn(args.batch, seq, args.d_model, device=device, requires_grad=True)
         blocked = ~causal_mask(seq, device=device)[0]  # nn.MultiheadAttention: True = blocked
 
-        def explicit():
-            with autocast:
-                out = ours(x, causal=True, fused=False)
-            out.float().sum().backward()
+        def timed(forward):
+            def run():
+                with autocast:
+                    out = forward()
+                out.float().sum().backward()
+            return run
 
-        def fused():
+        # The three forward passes, with the same weights
+        fwd = [lambda: ours(x, causal=True, fused=False), lambda: ours(x, causal=True, fused=True),
+               lambda: ref(x, x, x, attn_mask=blocked, need_weights=False, is_causal=True)[0]]
+        saved = []
+        for f in fwd:
             with autocast:
-                out = ours(x, causal=True, fused=True)
-            out.float().sum().backward()
-
-        def reference():
-            with autocast:
-                out, _ = ref(x, x, x, attn_mask=blocked, need_weights=False, is_causal=True)
-            out.float().sum().backward()
-
-        results = time_all([explicit, fused, reference], device, args.warmup, args.repeats)
-        (t_e, m_e), (t_f, m_f), (t_r, m_r) = results
-        line = f"{seq:>6} {t_e:>12.2f} {t_f:>10.2f} {t_r:>10.2f} {t_e / t_f:>15.2f} {t_e / t_r:>16.2f}"
-        if cuda:
-            line += f" {m_e:>8.0f}/{m_f:.0f}/{m_r:.0f}"
-        print(line, flush=True)
+                _, nbytes = saved_for_backward(f)
+            saved.append(nbytes / 2**20)
+        results = time_all([timed(f) for f in fwd], device, args.warmup, args.repeats)
+        times = [t for t, _ in results]
+        growth = [t / p if previous else float("nan") for t, p in zip(times[:2], previous or times)]
+        row = ([f"{seq}"] + [f"{t:.2f}" for t in times] + [f"{g:.2f}" for g in growth]
+               + [f"{times[0] / times[1]:.2f}"] + [f"{m:.1f}" for m in saved]
+               + ([f"{m:.0f}" for _, m in results] if cuda else []))
+        if args.markdown:
+            print("| " + " | ".join(row).replace("nan", "–") + " |", flush=True)
+        else:
+            print("  ".join(f"{c:>14}" for c in row), flush=True)
+        previous = times[:2]
 
 
 if __name__ == "__main__":

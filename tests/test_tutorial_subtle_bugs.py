@@ -336,3 +336,19 @@ def test_numbers_on_the_data_and_transformer_pages():
     assert sinusoidal_encoding(64, 128).pow(2).mean().item() == pytest.approx(0.5, abs=1e-6)
     torch.manual_seed(0)
     assert nn.Embedding(100, 128).weight.var().item() == pytest.approx(1.0, abs=0.05)
+
+
+def test_memory_for_backward_grows_with_seq_squared_on_the_explicit_path_only():
+    """The claim of the "time and memory" section of mha.py, with `saved_for_backward`."""
+    from annotated_attention.mha import saved_for_backward
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(64, 4)
+    saved = {}
+    for seq in (256, 512):
+        x = torch.randn(2, seq, 64, requires_grad=True)
+        saved[seq] = [saved_for_backward(lambda: mha(x, causal=True, fused=f))[1] for f in (False, True)]
+    explicit, fused = (saved[512][i] / saved[256][i] for i in range(2))
+    assert 3.5 < explicit < 4.0
+    assert 1.8 < fused < 2.2
+    # The weights alone: batch × heads × seq × seq float32 numbers, kept once.
+    assert saved[512][0] > 2 * 4 * 512 * 512 * 4
