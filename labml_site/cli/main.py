@@ -307,6 +307,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except OSError as e:
         server.server_close()
         raise UserError(os_error_message(e, config), status=1) from None
+    except BaseException:
+        server.server_close()
+        raise
     print_findings(result.report.findings, args.format, quiet=True)
 
     def rebuild() -> None:
