@@ -2,18 +2,38 @@
 
 Nothing here reads file contents or renders anything; it maps paths. Keeping this separate from
 building and theming (as mkdocs' `structure` package does) means URL rules change in one place.
+
+Files are what they claim: discovery looks at each entry with `lstat` and never follows a link.
+A symbolic link (to a file or a folder, inside the tree or out of it), a FIFO, a device, a socket
+or a source larger than `MAX_SOURCE_BYTES` is left out and reported (`SiteFiles.findings`), so
+nothing outside `--source` can be published and nothing can block the build. `discover(…, langs=…)`
+also reports output paths that would collide (`output_collisions`) and leaves out what would
+overwrite another output.
 """
 from __future__ import annotations
 
+import os
 import posixpath
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Iterable
+
+from ..findings import Finding
+from .safe_files import kind_of
 
 PAGE_SUFFIXES = (".py", ".md")
 # Folders an author never means to publish.
 SKIPPED_DIRS = {"__pycache__", "node_modules", ".git", ".ipynb_checkpoints", "checkpoints"}
 SKIPPED_SUFFIXES = {".pyc", ".pyo", ".ipynb", ".pt", ".pth", ".ckpt"}
 INDEX_NAMES = ("__init__.py", "readme.md")  # in order of preference
+# A page's source is read whole (and published for "View source"): far above any real page.
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
+# What the builder itself writes at the root of each language ("<lang>/" for the others, the
+# site's root for the base language), and at the site's root only. A source must not take them.
+RESERVED_PER_LANGUAGE = frozenset({"search.html", "404.html", "translation-status.html", "search-index.js"})
+RESERVED_AT_ROOT = frozenset({"sitemap.xml"})
+RESERVED_FOLDERS = frozenset({"static"})  # the theme's files
 
 
 @dataclass(frozen=True)
@@ -62,6 +82,8 @@ class SiteFiles:
     pages: list[SourceFile]
     assets: dict[str, Asset]
     folders: dict[str, Folder]
+    # Files left out, and why: links, FIFOs, devices, oversize sources, colliding outputs.
+    findings: list[Finding] = field(default_factory=list)
 
 
 def _page_url(rel: str, is_index: bool) -> str:
@@ -75,18 +97,75 @@ def _visible(rel: PurePosixPath) -> bool:
     return not any(part.startswith(".") or part in SKIPPED_DIRS for part in rel.parts)
 
 
-def discover(source_dir: Path) -> SiteFiles:
-    """Every page, asset and folder under `source_dir`, in a stable (sorted) order."""
+def _refused(path: Path, why: str, code: str = "source-refused") -> Finding:
+    return Finding("error", code, f"{why}; it is not read or published", str(path))
+
+
+def _walk(source_dir: Path, findings: list[Finding]) -> list[Path]:
+    """Every regular file under `source_dir` whose path is visible, looked at with `lstat` only:
+    links (to files or folders) are never followed, and anything but a regular file or a folder
+    is reported and left out."""
+    files: list[Path] = []
+    stack = [source_dir]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as e:
+            findings.append(_refused(folder, f"the folder could not be listed ({e.strerror or e})"))
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            rel = PurePosixPath(path.relative_to(source_dir).as_posix())
+            if not _visible(rel):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as e:
+                findings.append(_refused(path, f"could not be examined ({e.strerror or e})"))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(path)
+            elif stat.S_ISREG(st.st_mode):
+                if rel.suffix in SKIPPED_SUFFIXES:
+                    continue
+                if rel.suffix in PAGE_SUFFIXES and st.st_size > MAX_SOURCE_BYTES:
+                    findings.append(_refused(
+                        path, f"the source is larger than {MAX_SOURCE_BYTES // (1024 * 1024)} MB",
+                        "source-too-large",
+                    ))
+                    continue
+                files.append(path)
+            elif rel.suffix not in SKIPPED_SUFFIXES:
+                what = kind_of(st.st_mode)
+                if stat.S_ISLNK(st.st_mode):
+                    try:
+                        target = os.readlink(path)
+                    except OSError:
+                        target = "?"
+                    why = f"this is a symbolic link (to {target}); links are never followed, copy the file instead"
+                else:
+                    why = f"this is {what}, not a regular file"
+                findings.append(_refused(path, why))
+    return sorted(files)
+
+
+def discover(source_dir: Path, langs: Iterable[str] = (), base_lang: str | None = None) -> SiteFiles:
+    """Every page, asset and folder under `source_dir`, in a stable (sorted) order.
+
+    Links, FIFOs, devices, sockets and oversize sources are left out and reported in `findings`.
+    With `langs` (every language of the build, the base one included; `base_lang`: default the
+    first), output paths that would collide are reported too and the file that would overwrite
+    another output is left out (`output_collisions`)."""
     source_dir = Path(source_dir)
     if not source_dir.is_dir():
         raise FileNotFoundError(f"source folder {source_dir} does not exist: pass --source DIR")
-    files = sorted(p for p in source_dir.rglob("*") if p.is_file())
+    findings: list[Finding] = []
+    files = _walk(source_dir, findings)
     by_folder: dict[str, list[tuple[PurePosixPath, Path]]] = {}
     assets: dict[str, Asset] = {}
     for path in files:
         rel = PurePosixPath(path.relative_to(source_dir).as_posix())
-        if not _visible(rel) or rel.suffix in SKIPPED_SUFFIXES:
-            continue
         if rel.suffix in PAGE_SUFFIXES:
             by_folder.setdefault(str(rel.parent) if str(rel.parent) != "." else "", []).append((rel, path))
         else:
@@ -108,7 +187,96 @@ def discover(source_dir: Path) -> SiteFiles:
                 folder.pages.append(page)
     for folder in folders.values():
         folder.subfolders.sort()
-    return SiteFiles(pages, assets, folders)
+    site = SiteFiles(pages, assets, folders, findings)
+    langs = tuple(langs)
+    if langs:
+        collisions, dropped = output_collisions(site, langs, base_lang or langs[0])
+        findings.extend(collisions)
+        if dropped:
+            site = without(site, dropped)
+    return site
+
+
+def page_outputs(page: SourceFile) -> list[str]:
+    """What a page publishes under a language's root: the page, its source ("View source") and,
+    for Python, its notebook."""
+    outputs = [page.url, page.rel]
+    if page.suffix == ".py":
+        outputs.append(posixpath.splitext(page.rel)[0] + ".ipynb")
+    return outputs
+
+
+def output_collisions(files: SiteFiles, langs: Iterable[str], base_lang: str) -> tuple[list[Finding], set[str]]:
+    """Output paths two things would write: (findings, the rels of the files to leave out).
+
+    - a file at the root named like what the builder writes there (`search.html`, `404.html`,
+      `translation-status.html`, `search-index.js`, `sitemap.xml`): the builder's output wins;
+    - a top-level folder or file named like a language of the build (`zh/`: the Chinese site) or
+      `static` (the theme's files): left out;
+    - two sources with the same output (`a.py` beside `a.md`, an asset `a.html` beside `a.py`):
+      the first in the order pages (`.py` before `.md`), then assets is kept;
+    - outputs that differ only in case collide on case-insensitive file systems: a warning.
+    """
+    findings: list[Finding] = []
+    dropped: set[str] = set()
+    other_langs = {lang for lang in langs if lang != base_lang}
+    order = {suffix: i for i, suffix in enumerate(PAGE_SUFFIXES)}
+    pages = sorted(files.pages, key=lambda p: (posixpath.splitext(p.rel)[0], order.get(p.suffix, 9), p.rel))
+    claims: list[tuple[str, str, Path]] = [(out, p.rel, p.path) for p in pages for out in page_outputs(p)]
+    claims += [(rel, rel, a.path) for rel, a in sorted(files.assets.items())]
+
+    def refuse(rel: str, path: Path, why: str) -> None:
+        if rel not in dropped:
+            dropped.add(rel)
+            findings.append(Finding("error", "output-collision", f"{why}; this file is not published", str(path)))
+
+    for out, rel, path in claims:
+        top = out.split("/", 1)[0]
+        if "/" in out and top in other_langs:
+            refuse(rel, path, f"the folder {top}/ is where the {top} site is written; rename the folder")
+        elif "/" in out and top in RESERVED_FOLDERS:
+            refuse(rel, path, f"the folder {top}/ is where the theme's files are written; rename the folder")
+        elif "/" not in out and (out in RESERVED_PER_LANGUAGE or out in RESERVED_AT_ROOT):
+            refuse(rel, path, f"{out} at the root is written by the builder; rename the file")
+        elif "/" not in out and out in other_langs:
+            refuse(rel, path, f"{out} at the root is the folder of the {out} site; rename the file")
+    owner: dict[str, str] = {}
+    for out, rel, path in claims:
+        if rel in dropped:
+            continue
+        first = owner.setdefault(out, rel)
+        if first != rel:
+            refuse(rel, path, f"it would be published as {out}, which {first} already is; rename one of them")
+    folded: dict[str, tuple[str, str]] = {}
+    warned: set[str] = set()
+    for out, rel, path in claims:
+        if rel in dropped:
+            continue
+        seen_out, seen_rel = folded.setdefault(out.casefold(), (out, rel))
+        if seen_out != out and rel not in warned:
+            warned.add(rel)
+            findings.append(Finding(
+                "warning", "output-case-collision",
+                f"{out} differs only in case from {seen_out} (of {seen_rel}): they collide on "
+                "case-insensitive file systems (macOS, Windows); rename one of them", str(path),
+            ))
+    return findings, dropped
+
+
+def without(files: SiteFiles, dropped: set[str]) -> SiteFiles:
+    """`files` without the pages and assets whose rel is in `dropped` (folders rebuilt)."""
+    pages = [p for p in files.pages if p.rel not in dropped]
+    assets = {rel: a for rel, a in files.assets.items() if rel not in dropped}
+    folders: dict[str, Folder] = {}
+    for page in pages:
+        folder = _ensure_folder(folders, page.folder)
+        if page.is_index:
+            folder.index = page
+        else:
+            folder.pages.append(page)
+    for folder in folders.values():
+        folder.subfolders.sort()
+    return SiteFiles(pages, assets, folders, list(files.findings))
 
 
 def _ensure_folder(folders: dict[str, Folder], rel: str) -> Folder:
