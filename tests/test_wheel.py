@@ -49,11 +49,21 @@ def run(cmd: list[str], cwd: Path, check: bool = True, timeout: int = 300) -> su
     return p
 
 
+def _can_build_wheels_here() -> bool:
+    """setuptools ≥ 70.1 builds wheels itself; older ones need the `wheel` package."""
+    if importlib.util.find_spec("setuptools") is None:
+        return False
+    from importlib.metadata import version
+
+    major, minor = (int(x) for x in version("setuptools").split(".")[:2])
+    return (major, minor) >= (70, 1) or importlib.util.find_spec("wheel") is not None
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)]
-    if importlib.util.find_spec("setuptools") is not None:
+    if _can_build_wheels_here():
         cmd.insert(5, "--no-build-isolation")  # this environment has the build backend: no download
     run(cmd, cwd=out)
     (path,) = out.glob("labml_site-*.whl")
