@@ -470,7 +470,9 @@ def build(config: BuildConfig) -> BuildResult:
 
 def _build(config: BuildConfig, engine: Engine, started: float) -> BuildResult:
     report = Report()
-    files = discover(config.source)
+    # 1. The source tree: what becomes which page (links, FIFOs and colliding outputs left out).
+    files = discover(config.source, config.langs, config.base_lang)
+    report.extend(files.findings)
     theme = Theme(config.templates, engine.compiled_templates)
     languages: dict[str, tuple[str, str]] = {}
 
