@@ -9,7 +9,9 @@ from __future__ import annotations
 import html
 import posixpath
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from urllib.parse import urlparse
 
 from ..typeset import highlight
@@ -141,10 +143,28 @@ def render_placeholder(ph: Placeholder, page_rel: str, findings: list[Finding], 
     return html.escape(ph.text)
 
 
+_C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
+_SCHEME_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*:")
+
+
+def as_browser_reads(url: str) -> str:
+    """The URL a browser uses for this attribute value (entities already decoded): tabs and
+    newlines removed anywhere, C0 controls and spaces at the ends (the WHATWG URL parser)."""
+    return url.replace("\t", "").replace("\n", "").replace("\r", "").strip(_C0_AND_SPACE)
+
+
+def is_outside(url: str) -> bool:
+    """Whether a browser would fetch `url` from somewhere other than the site: a scheme
+    (`https:`, `data:`…), or an authority, which browsers also read from `\\host`, `/\\host` and
+    `\\/host`, and after tabs or newlines inside (`/<tab>/host`). `%2F%2Fhost` is a path."""
+    seen = as_browser_reads(url)
+    return bool(urlparse(url.strip()).scheme) or seen[:2] in {"//", "\\\\", "/\\", "\\/"} or bool(_SCHEME_RE.match(seen))
+
+
 def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list[str]) -> str:
     src, alt = ph.text.strip(), ph.alt
     parsed = urlparse(src)
-    if parsed.scheme or src.startswith("//"):
+    if parsed.scheme or src.startswith("//") or is_outside(src):
         # The site makes no outside requests: an outside image becomes a plain link.
         findings.append(
             Finding(
@@ -155,10 +175,107 @@ def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list
                 line=ph.line,
             )
         )
+        if _script_scheme(src):
+            return html.escape(alt or src)  # never a link that runs script
         return f'<a href="{html.escape(src)}">{html.escape(alt or src)}</a>'
     target = posixpath.normpath(posixpath.join(posixpath.dirname(page_rel), parsed.path))
     assets.append(target)
     return f'<img src="{html.escape(src)}" alt="{html.escape(alt)}" loading="lazy">'
+
+
+def _script_scheme(url: str) -> str | None:
+    m = _SCHEME_RE.match(re.sub(r"[\x00-\x20\x7f]", "", as_browser_reads(url)))
+    scheme = m.group(0)[:-1].lower() if m else None
+    return scheme if scheme in _SCRIPT_SCHEMES else None
+
+
+# --------------------------------------------------------------------------------------------
+# Checks of a page's own prose, registered like the translation checks: each is called with the
+# page's path and its prose blocks and yields findings. They only warn: author HTML is the
+# author's, and stays as written.
+# --------------------------------------------------------------------------------------------
+
+SourceCheck = Callable[[str, "list[ProseBlock]"], Iterable[Finding]]
+SOURCE_CHECKS: dict[str, SourceCheck] = {}
+
+
+def source_check(fn: SourceCheck) -> SourceCheck:
+    """Register `fn(rel, blocks) -> Iterable[Finding]`, run on every page's prose by `analyse`."""
+    SOURCE_CHECKS[fn.__name__] = fn
+    return fn
+
+
+_SCRIPT_SCHEMES = frozenset({"javascript", "vbscript", "data"})
+# Elements that run script, embed another document, or change how the page loads or submits.
+SCRIPT_CAPABLE_TAGS = frozenset(
+    {"script", "iframe", "frame", "frameset", "object", "embed", "applet", "portal", "svg",
+     "base", "meta", "link", "style", "form", "noscript", "template"}
+)
+_URL_ATTRIBUTES = frozenset(
+    {"href", "src", "action", "formaction", "data", "poster", "background", "xlink:href",
+     "srcset", "codebase", "cite", "ping", "lowsrc", "dynsrc"}
+)
+_LOADING_ATTRIBUTES = frozenset({"src", "srcset", "data", "poster", "background", "lowsrc", "dynsrc", "codebase"})
+# Most prose holds none of this: the HTML parser reads only the blocks where this finds something
+# (one linear pass; no two quantifiers of it can read the same characters).
+_RISKY_RE = re.compile(
+    r"<[ \t\n/]*(?:script|iframe|frame|object|embed|applet|portal|svg|base|meta|link|style|form|noscript|template)\b"
+    r"|[\s\"'/]on[a-z]+[\s/]*="
+    r"|(?:href|src|action|formaction|data|poster|background|xlink:href|srcset|srcdoc|codebase|ping|lowsrc|dynsrc)\s*="
+    r"\s*(?:[\"'][\x00-\x20]*)?(?:[/\\&:]|[a-zA-Z0-9+.\-]+(?:[\t\n\r]+[a-zA-Z0-9+.\-]*)*[:&])",
+    re.IGNORECASE,
+)
+
+
+class _TagLister(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, list[tuple[str, str | None]], int]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, attrs, self.getpos()[0]))
+
+    handle_startendtag = handle_starttag
+
+
+def script_capable_markup(fragment: str) -> list[tuple[str, int]]:
+    """What in this HTML can run script or load from elsewhere: (why, line within the fragment)."""
+    if not _RISKY_RE.search(fragment):
+        return []
+    lister = _TagLister()
+    try:
+        lister.feed(fragment)
+        lister.close()
+    except Exception:  # noqa: BLE001 - a parser failure must not fail the build
+        return [("HTML the parser could not read", 1)]
+    found: list[tuple[str, int]] = []
+    for tag, attrs, line in lister.tags:
+        if tag in SCRIPT_CAPABLE_TAGS:
+            found.append((f"a <{tag}> element", line))
+        for name, value in attrs:
+            if name.startswith("on"):
+                found.append((f"an event handler {name}= on <{tag}>", line))
+            elif name == "srcdoc":
+                found.append((f"srcdoc= on <{tag}>", line))
+            elif name in _URL_ATTRIBUTES and value is not None:
+                scheme = _script_scheme(value)
+                if scheme:
+                    found.append((f"a {scheme}: URL in {name}= of <{tag}>", line))
+                elif (name in _LOADING_ATTRIBUTES or (tag == "link" and name == "href")) and is_outside(value):
+                    found.append((f"{name}= of <{tag}> loads from outside the site ({value})", line))
+    return found
+
+
+@source_check
+def check_author_html(rel: str, blocks: "list[ProseBlock]") -> Iterator[Finding]:
+    for block in blocks:
+        for why, line in script_capable_markup(block.key):
+            yield Finding(
+                "warning", "script-in-source",
+                f"the prose holds {why}: it is published as written (author HTML is the "
+                "author's), but check that it is meant to be there",
+                path=rel, line=block.line + line - 1 if block.line else 0,
+            )
 
 
 def analyse(rel: str, url: str, text: str) -> PageData:
@@ -178,6 +295,8 @@ def analyse(rel: str, url: str, text: str) -> PageData:
     definitions: list[tuple[str, str]] = []
     for index, section in enumerate(parsed.sections):
         blocks = section_blocks(section)
+        for check in SOURCE_CHECKS.values():
+            findings.extend(check(rel, blocks))
         rendered_blocks = []
         for block in blocks:
             rendered = tuple(render_placeholder(ph, rel, findings, assets) for ph in block.placeholders)
