@@ -8,6 +8,7 @@ installed package.
 """
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -50,38 +51,31 @@ def load_ui(lang: str, locales_dir: Path | None = None) -> UI:
     """The UI catalog of `lang`: the bundled one, with the strings of `locales_dir`'s catalog (if
     it has one) over it; English (the msgids) when there is neither.
 
-    Cached per catalog file and its size and modification time, so an edited .po is read again
-    (by `serve` too, which builds in one process)."""
+    Cached by the catalogs' contents (a few kB each, read on every call), so an edited .po is
+    parsed again, also by `serve`, which builds in one process."""
     paths = [catalog_path(lang)]
     if locales_dir is not None and Path(locales_dir).resolve() != LOCALES_DIR:
         paths.append(catalog_path(lang, Path(locales_dir)))
-    stamps = tuple((str(p), *_stamp(p)) for p in paths)
-    return _load_ui(lang, stamps, None if locales_dir is None else str(locales_dir))
+    contents = []
+    for path in paths:
+        try:
+            contents.append(path.read_bytes())
+        except FileNotFoundError:
+            pass
+    return _load_ui(lang, tuple(contents), None if locales_dir is None else str(locales_dir))
 
 
-def _stamp(path: Path) -> tuple[int, int]:
-    try:
-        st = path.stat()
-    except OSError:
-        return (-1, -1)
-    return (st.st_size, st.st_mtime_ns)
-
-
-@lru_cache(maxsize=None)
-def _load_ui(lang: str, stamps: tuple[tuple[str, int, int], ...], locales_dir: str | None) -> UI:
+@lru_cache(maxsize=64)
+def _load_ui(lang: str, contents: tuple[bytes, ...], locales_dir: str | None) -> UI:
     messages: dict[str, str] = {}
-    found = False
-    for path, size, _mtime in stamps:
-        if size < 0:
-            continue
-        found = True
-        with open(path, "rb") as f:
-            catalog = read_po(f, locale=None, abort_invalid=False)
+    for data in contents:  # the bundled catalog first, the --locales one over it
+        catalog = read_po(io.BytesIO(data), locale=None, abort_invalid=False)
         messages.update(
             (str(m.id), str(m.string))
             for m in catalog
             if m.id and m.string and not m.fuzzy and isinstance(m.id, str)
         )
+    found = bool(contents)
     if found or lang == "en":
         return UI(lang, messages)
     target = catalog_path(lang, Path(locales_dir) if locales_dir else Path("locales"))
