@@ -59,8 +59,8 @@ the [positional encoding](positional_encoding.html) makes easy to learn.
 ![Layer 2, head 4](figures/learned_l2h4.svg)
 
 **The second layer** looks further back (on average more than twice as far as the first) and its
-patterns depend more on the content: whole groups of queries attend to the same key, such as an
-opening bracket or the first letter of the current word. Its input already contains what the
+patterns depend more on the content: whole groups of neighbouring queries often attend to the
+same key, a character that matters for all of them. Its input already contains what the
 first layer gathered about each position's neighbours, so one step of attention in the second
 layer can reach information from several characters away.
 """
@@ -141,7 +141,8 @@ def run(cfg: TrainConfig = CONFIG) -> dict:
 
     We train in stages that end at the sample steps: each stage resumes from the checkpoint of
     the last one. Resuming continues exactly as if the run had never stopped (the
-    [experiment's tests](experiment.html) check this), so the stages add up to one 300-step run.
+    [experiment's tests](experiment.html) check this), so the stages add up to one
+    uninterrupted run.
 
     :return: the numbers behind every figure of this page
     """

@@ -442,13 +442,14 @@ def score_variance_at_init(d_model: int = 128, heads: int = 4, seq: int = 256,
 # Measured on the 2-core development machine (torch 2.13.0, `--threads 1`, while other jobs
 # kept it busy, so the times are rough):
 #
-# | seq | explicit ms | fused ms | explicit × | fused × | explicit / fused | explicit saved MiB | fused saved MiB |
-# | --- | --- | --- | --- | --- | --- | --- | --- |
-# | 64 | 23.5 | 16.8 | | | 1.40 | 5.5 | 3.5 |
-# | 128 | 94.5 | 62.2 | 4.03 | 3.71 | 1.52 | 14.0 | 6.0 |
-# | 256 | 268 | 139 | 2.84 | 2.24 | 1.92 | 43.1 | 11.1 |
-# | 512 | 1103 | 269 | 4.12 | 1.93 | 4.11 | 149 | 21.1 |
-# | 1024 | 3243 | 469 | 2.94 | 1.74 | 6.92 | 554 | 41.2 |
+# ```
+#    seq   explicit ms   fused ms   explicit ×   fused ×   explicit / fused   saved MiB: explicit   fused
+#     64          23.5       16.8                                      1.40                    5.5     3.5
+#    128          94.5       62.2         4.03      3.71               1.52                   14.0     6.0
+#    256           268        139         2.84      2.24               1.92                   43.1    11.1
+#    512          1103        269         4.12      1.93               4.11                    149    21.1
+#   1024          3243        469         2.94      1.74               6.92                    554    41.2
+# ```
 #
 # The fused path wins at every length here, by 1.4 times at 64 tokens and by about 7 times at
 # 1024, and its memory grows only linearly: at 1024 tokens it keeps 41 MiB instead of 554 MiB.
