@@ -6,10 +6,17 @@ long-polls: `GET /__labml_site_build?after=N` answers as soon as the build numbe
 (or after a while, with the same number), so the reload follows the rebuild immediately instead
 of at the next tick of a timer. Rebuilds go through the build cache (cache.py), kept in memory
 between builds, so only the files an edit touched are analysed and rendered again.
+
+It is a preview for the person at this machine, never a web server, and it defends itself as one:
+it listens on 127.0.0.1; it answers only requests whose Host is `127.0.0.1`, `localhost` or
+`[::1]` (with any port), so a web page cannot reach it through DNS rebinding (421 otherwise); a
+query it does not understand gets 400; at most `MAX_CONNECTIONS` requests are served at once (the
+others get 503) and a connection that sends nothing for `IDLE_TIMEOUT` seconds is closed.
 """
 from __future__ import annotations
 
 import http.server
+import re
 import threading
 from functools import partial
 from pathlib import Path
@@ -18,6 +25,19 @@ from urllib.parse import parse_qs, urlsplit
 
 RELOAD_PATH = "/__labml_site_build"
 LONG_POLL_SECONDS = 25.0  # below common proxy and browser idle timeouts
+MAX_CONNECTIONS = 64  # a few tabs' long polls and their browsers' parallel connections
+IDLE_TIMEOUT = 20.0  # seconds a connection may stay silent while its request is read
+ALLOWED_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
+_HOST_RE = re.compile(r"(\[[0-9a-fA-F:.]+\]|[^:\[\]]+)(?::(\d{1,5}))?")
+_BUILD_NUMBER_RE = re.compile(r"\d{1,18}")
+
+
+def host_allowed(host: str | None) -> bool:
+    """Whether a request's Host header names this machine's loopback (any port)."""
+    if not host:
+        return False
+    m = _HOST_RE.fullmatch(host.strip())
+    return bool(m) and m.group(1).lower().rstrip(".") in ALLOWED_HOSTS
 _RELOAD_SCRIPT = (
     "<script>(function(){var v=null;function poll(){"
     "fetch('%s'+(v===null?'':'?after='+encodeURIComponent(v)),{cache:'no-store'})"
@@ -61,13 +81,35 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _refuse(self, status: int, why: str) -> None:
+        self.close_connection = True
+        self._send(status, (why + "\n").encode(), "text/plain; charset=utf-8")
+
+    def _host_ok(self) -> bool:
+        if host_allowed(self.headers.get("Host")):
+            return True
+        self._refuse(421, "this preview answers only requests for 127.0.0.1 or localhost")
+        return False
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        if self._host_ok():
+            super().do_HEAD()
+
     def do_GET(self) -> None:  # noqa: N802
+        if not self._host_ok():
+            return
         url = urlsplit(self.path)
         if url.path == RELOAD_PATH:
-            after = parse_qs(url.query).get("after", [""])[0]
+            try:
+                query = parse_qs(url.query, keep_blank_values=True, max_num_fields=2)
+            except ValueError:
+                return self._refuse(400, "bad query")
+            values = query.pop("after", [])
+            if query or len(values) > 1 or (values and not _BUILD_NUMBER_RE.fullmatch(values[0])):
+                return self._refuse(400, "the only query is ?after=<build number>")
             build_id = self.state.build_id
-            if after.isdigit():
-                build_id = self.state.wait_for_change(int(after), LONG_POLL_SECONDS)
+            if values:
+                build_id = self.state.wait_for_change(int(values[0]), LONG_POLL_SECONDS)
             self._send(200, str(build_id).encode(), "text/plain")
             return
         path = Path(self.translate_path(self.path))
@@ -85,12 +127,51 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         super().do_GET()
 
 
-def make_server(directory: Path, port: int = 8000, host: str = "127.0.0.1") -> tuple[http.server.ThreadingHTTPServer, _State]:
+class _Server(http.server.ThreadingHTTPServer):
+    """A thread per request, at most `max_connections` at once: one more is answered 503 and
+    closed at once, so a flood of connections cannot exhaust threads or file descriptors."""
+
+    daemon_threads = True  # long-polling requests must not keep the process alive
+
+    def __init__(self, address, handler, max_connections: int = MAX_CONNECTIONS) -> None:
+        self.slots = threading.BoundedSemaphore(max_connections)
+        super().__init__(address, handler)
+
+    def process_request(self, request, client_address) -> None:
+        if not self.slots.acquire(blocking=False):
+            try:
+                request.settimeout(1.0)
+                request.sendall(
+                    b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                    b"Connection: close\r\n\r\n"
+                )
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+
+def make_server(
+    directory: Path, port: int = 8000, host: str = "127.0.0.1",
+    max_connections: int = MAX_CONNECTIONS, idle_timeout: float = IDLE_TIMEOUT,
+) -> tuple[http.server.ThreadingHTTPServer, _State]:
     """A server for `directory` on loopback only: a preview, never a public web server."""
     state = _State()
-    handler = type("Handler", (_Handler,), {"state": state})
-    server = http.server.ThreadingHTTPServer((host, port), partial(handler, directory=str(directory)))
-    server.daemon_threads = True  # long-polling requests must not keep the process alive
+    # `timeout`: StreamRequestHandler sets it on the connection's socket, so a read that waits
+    # longer (a client that connects and sends nothing, or dribbles its headers) ends it.
+    handler = type("Handler", (_Handler,), {"state": state, "timeout": idle_timeout})
+    server = _Server((host, port), partial(handler, directory=str(directory)), max_connections)
     return server, state
 
 
