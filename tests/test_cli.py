@@ -433,3 +433,51 @@ def test_library_config_refuses_a_language_that_is_not_a_tag(tmp_path):
     for langs, base in ((("en", "../x"), "en"), (("en",), "en/.."), (("en", "zh ru"), "en")):
         with pytest.raises(UserError, match="not a language tag"):
             BuildConfig(tmp_path / "src", tmp_path / "tr", tmp_path / "site", langs=langs, base_lang=base)
+
+
+# ---------------------------------------------------------------------------------------------
+# The translators' guide: every command it shows works as written
+
+
+def _variants(command: str) -> list[str]:
+    """`check [--langs zh,ru] [--format text|json|github]` → without and with each optional part,
+    each alternative of `a|b|c` once."""
+    import re
+
+    match = re.search(r"\[([^\]]+)\]", command)
+    if match:
+        head, tail = command[: match.start()], command[match.end():]
+        return [v for part in ("", match.group(1)) for v in _variants(" ".join((head + " " + part + " " + tail).split()))]
+    match = re.search(r"(\S+\|\S+)", command)
+    if match:
+        return [command[: match.start()] + alt + command[match.end():] for alt in match.group(1).split("|")]
+    return [command]
+
+
+@pytest.mark.slow
+def test_every_command_of_the_translators_guide_works_as_written(tmp_path):
+    import re
+    import shlex
+    import shutil
+
+    guide = (ROOT / "translations/README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"python build\.py[^`\n]*", guide)
+    assert any("check --langs ja" in c for c in commands) and any("--locales" in c for c in commands)
+    shutil.copytree(ROOT / "source", tmp_path / "source", ignore=shutil.ignore_patterns("__pycache__", "checkpoints"))
+    shutil.copytree(ROOT / "translations", tmp_path / "translations")
+    # Step 3 of "Adding a language", done as the guide says, before the build that uses it.
+    po = tmp_path / "locales/ja/LC_MESSAGES/messages.po"
+    po.parent.mkdir(parents=True)
+    shutil.copy(ROOT / "labml_site/locales/zh/LC_MESSAGES/messages.po", po)
+    ran = []
+    for command in commands:
+        for variant in _variants(command.strip()):
+            args = shlex.split(variant)[2:]
+            p = cli(*args, cwd=tmp_path, via="build.py")
+            assert "Traceback" not in p.stderr, (variant, p.stderr[-2000:])
+            assert not p.stderr.startswith("error:"), (variant, p.stderr)
+            assert p.returncode in (0, 1), (variant, p.returncode, p.stderr[-2000:])  # 1: findings, not a usage error
+            ran.append(variant)
+    assert "python build.py check --langs zh,ru --format github" in ran
+    assert (tmp_path / "translations/annotated_attention/mha.ja.json").exists()
+    assert "ja" in {p.name for p in (tmp_path / "site").iterdir()}
