@@ -342,7 +342,10 @@ def _translation_command(name: str) -> Callable[[argparse.Namespace], int]:
         from . import translation
 
         config, langs = translation_config(args)
-        return getattr(translation, f"cmd_{name}")(args, config, langs)
+        try:
+            return getattr(translation, f"cmd_{name}")(args, config, langs)
+        except OSError as e:
+            raise UserError(os_error_message(e, config), status=1) from None
 
     return run
 
