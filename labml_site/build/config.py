@@ -27,7 +27,7 @@ class BuildConfig:
     edit_url: str = ""  # e.g. https://github.com/o/r/edit/main/translations/ — "help translate" links
     jobs: int = 0  # worker processes for analysis; 0 = one per core when there is enough work
     live_reload: bool = False  # set by `serve`
-    cache: bool = True  # reuse unchanged work from <out parent>/.<out name>-cache/ (cache.py)
+    cache: bool = True  # reuse unchanged work from the build cache (cache.py says where it lives)
 
     def __post_init__(self) -> None:
         # Also for callers of the library: a language is a path component, so only tags pass.

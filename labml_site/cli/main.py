@@ -84,7 +84,8 @@ def _site_options(p: argparse.ArgumentParser) -> None:
     from ..render.theme import DEFAULT_TEMPLATES
 
     p.add_argument("--out", type=Path, default=Path("site"), metavar="DIR",
-                   help="output folder, replaced by the new site (default: site)")
+                   help="output folder, replaced by the new site: a new or empty folder, or one this builder "
+                        "wrote (default: site)")
     p.add_argument("--langs", default=None, metavar="LANGS",
                    help="the site's languages, comma-separated, e.g. en,zh,ru; the base language is added first "
                         f"if missing (default: {DEFAULT_LANGS}, or the base language alone when there is no "
@@ -103,7 +104,8 @@ def _site_options(p: argparse.ArgumentParser) -> None:
                    help="URL prefix for the 'help translate' links to translation files, e.g. "
                         "https://github.com/o/r/edit/main/translations/ (default: no links)")
     p.add_argument("--no-cache", dest="cache", action="store_false",
-                   help="rebuild everything, ignoring and not updating the build cache (<out parent>/.<out name>-cache/)")
+                   help="rebuild everything, ignoring and not updating the build cache "
+                        "(in ~/.cache/labml-site/, or $XDG_CACHE_HOME/labml-site/ or $LABML_SITE_CACHE_DIR)")
 
 
 def _work_langs(p: argparse.ArgumentParser, verb: str) -> None:
