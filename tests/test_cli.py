@@ -75,6 +75,12 @@ def one_error_line(p: subprocess.CompletedProcess, *mentions: str) -> str:
     return line
 
 
+@pytest.fixture(params=["module", "build.py"])
+def via(request) -> str:
+    """Each mistake is tried both ways a user runs the builder from a checkout."""
+    return request.param
+
+
 @pytest.fixture
 def project(tmp_path) -> Path:
     """src/t/page.py with a zh translation in tr/."""
@@ -87,7 +93,6 @@ def project(tmp_path) -> Path:
 # Folders
 
 
-@pytest.mark.parametrize("via", ["module", "build.py"])
 def test_missing_source_folder(project, via):
     p = cli("--source", "nope", "--translations", "tr", "--out", "site", cwd=project, via=via)
     one_error_line(p, "--source nope", "no such folder")
@@ -95,56 +100,56 @@ def test_missing_source_folder(project, via):
     assert not (project / "site").exists()
 
 
-def test_source_is_a_file(project):
-    p = cli("--source", "src/t/page.py", "--out", "site", cwd=project)
+def test_source_is_a_file(project, via):
+    p = cli("--source", "src/t/page.py", "--out", "site", cwd=project, via=via)
     one_error_line(p, "--source src/t/page.py", "is a file")
 
 
-def test_missing_translations_folder_when_a_language_needs_it(project):
-    p = cli("--source", "src", "--translations", "trr", "--langs", "en,zh", "--out", "site", cwd=project)
+def test_missing_translations_folder_when_a_language_needs_it(project, via):
+    p = cli("--source", "src", "--translations", "trr", "--langs", "en,zh", "--out", "site", cwd=project, via=via)
     one_error_line(p, "--translations trr", "no such folder")
     assert not (project / "site").exists()
     # The base language alone needs no translations.
-    assert cli("--source", "src", "--translations", "trr", "--langs", "en", "--out", "site", cwd=project).returncode == 0
+    assert cli("--source", "src", "--translations", "trr", "--langs", "en", "--out", "site", cwd=project, via=via).returncode == 0
 
 
-def test_translations_given_as_a_file(project):
-    p = cli("check", "--source", "src", "--translations", "tr/t/page.zh.json", cwd=project)
+def test_translations_given_as_a_file(project, via):
+    p = cli("check", "--source", "src", "--translations", "tr/t/page.zh.json", cwd=project, via=via)
     one_error_line(p, "--translations tr/t/page.zh.json", "is a file")
 
 
-def test_translations_folder_that_matches_no_page(project):
+def test_translations_folder_that_matches_no_page(project, via):
     # A folder of translation files none of which belongs to a page of --source: a wrong folder.
     write_json(project / "other/annotated/mha.zh.json", {"a": "b"})
     for args in (["--out", "site"], ["check"]):
         cmd = [*args, "--source", "src", "--translations", "other"] if args[0] == "check" else ["--source", "src", "--translations", "other", *args]
-        p = cli(*cmd, cwd=project)
+        p = cli(*cmd, cwd=project, via=via)
         one_error_line(p, "--translations other", "matches no page", "other/t/page.zh.json")
     assert not (project / "site").exists()
 
 
-def test_templates_without_page_html(project):
+def test_templates_without_page_html(project, via):
     (project / "theme").mkdir()
-    p = cli("--source", "src", "--translations", "tr", "--templates", "theme", "--out", "site", cwd=project)
+    p = cli("--source", "src", "--translations", "tr", "--templates", "theme", "--out", "site", cwd=project, via=via)
     one_error_line(p, "--templates theme", "page.html")
 
 
-def test_out_is_a_file_or_under_one(project):
+def test_out_is_a_file_or_under_one(project, via):
     (project / "afile").write_text("x")
-    one_error_line(cli("--source", "src", "--translations", "tr", "--out", "afile", cwd=project), "--out afile", "is a file")
-    p = cli("--source", "src", "--translations", "tr", "--out", "afile/site", cwd=project)
+    one_error_line(cli("--source", "src", "--translations", "tr", "--out", "afile", cwd=project, via=via), "--out afile", "is a file")
+    p = cli("--source", "src", "--translations", "tr", "--out", "afile/site", cwd=project, via=via)
     one_error_line(p, "--out afile/site", "is a file")
 
 
-def test_out_must_not_contain_the_sources(project):
+def test_out_must_not_contain_the_sources(project, via):
     # A new site replaces --out: building into the project folder would delete the sources.
-    p = cli("--source", "src", "--translations", "tr", "--out", ".", cwd=project)
+    p = cli("--source", "src", "--translations", "tr", "--out", ".", cwd=project, via=via)
     one_error_line(p, "--out .", "--source src")
     assert (project / "src/t/page.py").exists()
 
 
-def test_locales_must_be_a_folder(project):
-    p = cli("--source", "src", "--translations", "tr", "--locales", "nope", "--out", "site", cwd=project)
+def test_locales_must_be_a_folder(project, via):
+    p = cli("--source", "src", "--translations", "tr", "--locales", "nope", "--out", "site", cwd=project, via=via)
     one_error_line(p, "--locales nope", "no such folder")
 
 
@@ -152,8 +157,8 @@ def test_locales_must_be_a_folder(project):
 # Disk full, unwritable output
 
 
-def test_disk_full_is_one_line_with_what_to_do(project):
-    p = cli("--source", "src", "--translations", "tr", "--out", "site", "--langs", "en,zh", cwd=project, limit_bytes=20_000)
+def test_disk_full_is_one_line_with_what_to_do(project, via):
+    p = cli("--source", "src", "--translations", "tr", "--out", "site", "--langs", "en,zh", cwd=project, via=via, limit_bytes=20_000)
     line = one_error_line(p, "cannot write", "site", "free space")
     assert p.returncode == 1, line
     assert not list(project.glob(".site-new-*")), "temporary build folder left behind"
@@ -193,22 +198,22 @@ def test_read_only_file_system_is_reported_with_path_and_reason(project, monkeyp
 
 
 @pytest.mark.parametrize("bad", ["../../evil", "en,zh/../../x", "e", "en_US", "zh,,ru ru"])
-def test_bad_langs_are_refused_before_anything_is_written(project, bad):
-    p = cli("--source", "src", "--translations", "tr", "--out", "site", "--langs", bad, cwd=project)
+def test_bad_langs_are_refused_before_anything_is_written(project, bad, via):
+    p = cli("--source", "src", "--translations", "tr", "--out", "site", "--langs", bad, cwd=project, via=via)
     one_error_line(p, "--langs", "not a language tag")
     assert not (project / "site").exists()
 
 
-def test_bad_lang_for_extract_writes_nothing_outside(project):
+def test_bad_lang_for_extract_writes_nothing_outside(project, via):
     before = sorted(p.relative_to(project) for p in project.rglob("*"))
-    p = cli("extract", "--source", "src", "--translations", "tr", "--lang", "../../evil", cwd=project)
+    p = cli("extract", "--source", "src", "--translations", "tr", "--lang", "../../evil", cwd=project, via=via)
     one_error_line(p, "--lang", "'../../evil'")
     assert sorted(p.relative_to(project) for p in project.rglob("*")) == before
     assert not list(project.parent.glob("*evil*"))
 
 
-def test_bad_base_lang(project):
-    p = cli("check", "--source", "src", "--translations", "tr", "--base-lang", "english!", cwd=project)
+def test_bad_base_lang(project, via):
+    p = cli("check", "--source", "src", "--translations", "tr", "--base-lang", "english!", cwd=project, via=via)
     one_error_line(p, "--base-lang", "'english!'")
 
 
@@ -278,13 +283,13 @@ def test_a_tree_without_translations_builds_its_base_language(tmp_path):
 # serve: a busy port
 
 
-def test_serve_on_a_port_in_use(project):
+def test_serve_on_a_port_in_use(project, via):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        p = cli("serve", "--source", "src", "--translations", "tr", "--out", "site", "--port", str(port), cwd=project)
-    one_error_line(p, f"port {port} is in use", "--port", "python -m labml_site serve")
+        p = cli("serve", "--source", "src", "--translations", "tr", "--out", "site", "--port", str(port), cwd=project, via=via)
+    one_error_line(p, f"port {port} is in use", "--port", "python -m labml_site serve" if via == "module" else "build.py serve")
     assert not (project / "site").exists(), "the port is checked before building"
 
 
