@@ -486,3 +486,16 @@ def test_every_command_of_the_translators_guide_works_as_written(tmp_path):
     assert "python build.py check --langs zh,ru --format github" in ran
     assert (tmp_path / "translations/annotated_attention/mha.ja.json").exists()
     assert "ja" in {p.name for p in (tmp_path / "site").iterdir()}
+
+
+def test_base_language_other_than_english(tmp_path):
+    # Sources written in Russian: ru at the root, the English translation under en/.
+    write_tree(tmp_path / "src", {"a.py": PAGE})
+    (tmp_path / "tr").mkdir()
+    p = cli("extract", "--source", "src", "--translations", "tr", "--base-lang", "ru", "--lang", "en", cwd=tmp_path)
+    assert p.returncode == 0 and (tmp_path / "tr/a.en.json").exists(), p.stderr
+    p = cli("--source", "src", "--translations", "tr", "--out", "site", "--base-lang", "ru", "--langs", "en", "-q", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert '<html lang="ru"' in (tmp_path / "site/a.html").read_text(encoding="utf-8")
+    assert '<html lang="en"' in (tmp_path / "site/en/a.html").read_text(encoding="utf-8")
+    assert not (tmp_path / "site/ru").exists()

@@ -112,7 +112,7 @@ def cmd_extract(args: argparse.Namespace, config: BuildConfig, langs: list[str])
             print(f"  wrote {path}", file=sys.stderr)
         print(
             f"{lang}: {added} new keys, {fuzzy} fuzzy suggestions, {stale} stale entries moved aside, "
-            f"{len(result.changed_files)} files written",
+            f"{len(result.changed_files)} file{'' if len(result.changed_files) == 1 else 's'} written",
             file=sys.stderr,
         )
         failed = failed or result.has_errors
