@@ -100,6 +100,13 @@ def test_missing_source_folder(project, via):
     assert not (project / "site").exists()
 
 
+def test_source_without_pages(project, via):
+    (project / "empty/sub").mkdir(parents=True)
+    (project / "empty/sub/notes.txt").write_text("x")
+    p = cli("--source", "empty", "--out", "site", "--langs", "en", cwd=project, via=via)
+    one_error_line(p, "--source empty", "no .py or .md file")
+
+
 def test_source_is_a_file(project, via):
     p = cli("--source", "src/t/page.py", "--out", "site", cwd=project, via=via)
     one_error_line(p, "--source src/t/page.py", "is a file")

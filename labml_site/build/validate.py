@@ -124,6 +124,16 @@ def check_translations(source: Path, translations: Path, required: bool, alterna
         )
 
 
+def check_has_pages(source: Path) -> None:
+    """A source folder without a single .py or .md file is the wrong folder, not an empty site."""
+    for path in Path(source).rglob("*"):  # lazily: the first page ends the walk
+        if path.suffix in PAGE_SUFFIXES and path.is_file():
+            return
+    raise UserError(
+        f"--source {source} has no .py or .md file to build; pass --source DIR, the folder of your commented sources"
+    )
+
+
 def _first_page(source: Path) -> str:
     for path in sorted(source.rglob("*")):
         if path.suffix in PAGE_SUFFIXES and path.is_file():
@@ -141,6 +151,7 @@ def validate(config: BuildConfig) -> None:
     if config.base_lang not in config.langs:
         raise UserError(f"--langs {','.join(config.langs)} lacks the base language {config.base_lang}; add it or pass --base-lang")
     check_folder(config.source, "--source", "commented Python / Markdown to build")
+    check_has_pages(config.source)
     check_templates(config.templates)
     if config.locales is not None:
         check_folder(config.locales, "--locales", "UI catalogs, <lang>/LC_MESSAGES/messages.po")
