@@ -51,7 +51,7 @@ def colour(weight: float) -> str:
 
 def heatmap_svg(name: str, weights: list[list[float]], queries: list[str], keys: list[str],
                 title: str, description: str, masked: list[list[bool]] | None = None,
-                cell: int = CELL, numbers: bool = True) -> str:
+                cell: int = CELL, numbers: bool = True, caption: str = "") -> str:
     """
     ## A heat map as SVG text
 
@@ -62,6 +62,7 @@ def heatmap_svg(name: str, weights: list[list[float]], queries: list[str], keys:
     :param description: a longer text description of what the figure shows
     :param masked: `True` where the mask blocks the pair; drawn grey, without a number
     :param cell: the size of a cell; `numbers`: print the weight in each cell (for large cells)
+    :param caption: a short visible label in the top left corner, if given
     :return: the SVG document
     """
     rows, cols = len(weights), len(weights[0])
@@ -81,6 +82,8 @@ def heatmap_svg(name: str, weights: list[list[float]], queries: list[str], keys:
            f'text-anchor="middle" font-weight="bold">keys</text>',
            f'<text x="14" y="{top + rows * cell // 2}" {FONT} font-size="15" text-anchor="middle" '
            f'font-weight="bold" transform="rotate(-90 14 {top + rows * cell // 2})">queries</text>']
+    if caption:
+        out.append(f'<text x="8" y="24" {FONT} font-size="15" font-weight="bold">{escape(caption)}</text>')
     # Column labels (keys) above the grid, row labels (queries) to its left
     for j, key in enumerate(keys):
         x = left + j * cell + cell // 2

@@ -11,8 +11,8 @@ do with it. We train a model like the one of the [experiment](experiment.html), 
 on the same text (this package's source), save a few snapshots of it, and look inside.
 
 Everything below comes from running `python -m annotated_attention.learned`: it trains the
-model (600 steps, about 15 seconds on one CPU thread), checks the statements of this page with
-`check`, writes the measured numbers to `figures/learned.json` and redraws the figures from
+model (600 steps, about 13 seconds of CPU time on one thread), checks the statements of this page
+with `check`, writes the measured numbers to `figures/learned.json` and redraws the figures from
 that file. The run is seeded, and the tests train it again and compare the result with the
 committed numbers.
 
@@ -223,7 +223,8 @@ def attention_svgs(data: dict) -> dict[str, str]:
             figures[f"learned_l{layer + 1}h{head + 1}.svg"] = heatmap_svg(
                 f"learned-l{layer + 1}h{head + 1}", weights, chars, chars, title,
                 f"Attention weights of the trained model for the line "
-                f"'{data['attention_text']}'. {title}.", masked=blocked, cell=16, numbers=False)
+                f"'{data['attention_text']}'. {title}.", masked=blocked, cell=16, numbers=False,
+                caption=f"layer {layer + 1}, head {head + 1}")
     return figures
 
 

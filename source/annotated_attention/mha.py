@@ -333,7 +333,7 @@ class MultiHeadAttention(nn.Module):
         # inputs allow one, on the CPU as well as on a GPU (where it can be FlashAttention or
         # memory-efficient attention). A fused kernel works through the keys in blocks and never
         # stores the whole `[seq_q, seq_k]` weight matrix, which saves memory and time on long
-        # sequences (the [measurements](#time-and-memory) at the end of this page show how much).
+        # sequences (the [measurements](#saved_for_backward) at the end of this page show how much).
         # The weights and therefore the results are the same as on the explicit path, up to
         # rounding. Only the random dropout pattern differs, so outputs agree in evaluation mode.
         if use_fused:
