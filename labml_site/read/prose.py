@@ -286,7 +286,7 @@ def _image_match(text: str, i: int) -> tuple[str, str, int] | None:
 
 
 def _title_tail(text: str, at: int) -> int | None:
-    """`"[^"]*"\s*\)` at `at` (a '"'): the end, or None."""
+    """`"[^"]*"\\s*\\)` at `at` (a '"'): the end, or None."""
     close = _next_index().find(text, '"', at + 1)
     if close < 0:
         return None
@@ -295,7 +295,7 @@ def _title_tail(text: str, at: int) -> int | None:
 
 
 def _image_tail(text: str, r: int) -> int | None:
-    """`(?:\s+"[^"]*")?\s*\)` at `r`: the end, or None."""
+    """`(?:\\s+"[^"]*")?\\s*\\)` at `r`: the end, or None."""
     r2 = _space_end(text, r)
     if r2 > r and text.startswith('"', r2):
         end = _title_tail(text, r2)

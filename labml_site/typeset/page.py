@@ -6,6 +6,7 @@ per-language stage then only looks keys up and fills placeholders.
 """
 from __future__ import annotations
 
+import bisect
 import html
 import posixpath
 import re
@@ -195,12 +196,12 @@ def _script_scheme(url: str) -> str | None:
 # author's, and stays as written.
 # --------------------------------------------------------------------------------------------
 
-SourceCheck = Callable[[str, "list[ProseBlock]"], Iterable[Finding]]
+SourceCheck = Callable[[str, Section, "list[ProseBlock]"], Iterable[Finding]]
 SOURCE_CHECKS: dict[str, SourceCheck] = {}
 
 
 def source_check(fn: SourceCheck) -> SourceCheck:
-    """Register `fn(rel, blocks) -> Iterable[Finding]`, run on every page's prose by `analyse`."""
+    """Register `fn(rel, section, blocks) -> Iterable[Finding]`, run on every section by `analyse`."""
     SOURCE_CHECKS[fn.__name__] = fn
     return fn
 
@@ -230,16 +231,17 @@ _RISKY_RE = re.compile(
 class _TagLister(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, list[tuple[str, str | None]], int]] = []
+        self.tags: list[tuple[str, list[tuple[str, str | None]], str]] = []
 
     def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, attrs, self.getpos()[0]))
+        self.tags.append((tag, attrs, self.get_starttag_text() or ""))
 
     handle_startendtag = handle_starttag
 
 
-def script_capable_markup(fragment: str) -> list[tuple[str, int]]:
-    """What in this HTML can run script or load from elsewhere: (why, line within the fragment)."""
+def script_capable_markup(fragment: str) -> list[tuple[str, str]]:
+    """What in this HTML can run script or load from elsewhere: (why, where: the start tag as
+    written, and for a script URL also the Markdown link's "](url", NUL-separated)."""
     if not _RISKY_RE.search(fragment):
         return []
     lister = _TagLister()
@@ -247,34 +249,50 @@ def script_capable_markup(fragment: str) -> list[tuple[str, int]]:
         lister.feed(fragment)
         lister.close()
     except Exception:  # noqa: BLE001 - a parser failure must not fail the build
-        return [("HTML the parser could not read", 1)]
-    found: list[tuple[str, int]] = []
-    for tag, attrs, line in lister.tags:
+        return [("HTML the parser could not read", "")]
+    found: list[tuple[str, str]] = []
+    for tag, attrs, source in lister.tags:
         if tag in SCRIPT_CAPABLE_TAGS:
-            found.append((f"a <{tag}> element", line))
+            found.append((f"a <{tag}> element", source))
         for name, value in attrs:
             if name.startswith("on"):
-                found.append((f"an event handler {name}= on <{tag}>", line))
+                found.append((f"an event handler {name}= on <{tag}>", source))
             elif name == "srcdoc":
-                found.append((f"srcdoc= on <{tag}>", line))
+                found.append((f"srcdoc= on <{tag}>", source))
             elif name in _URL_ATTRIBUTES and value is not None:
                 scheme = _script_scheme(value)
                 if scheme:
-                    found.append((f"a {scheme}: URL in {name}= of <{tag}>", line))
+                    # a Markdown link's tag is not in the prose, its URL as written is
+                    raw = re.search(rf"""{re.escape(name)}\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", source)
+                    written = next((g for g in raw.groups() if g), "") if raw else ""
+                    found.append((f"a {scheme}: URL in {name}= of <{tag}>", f"{source}\0]({written}"))
                 elif (name in _LOADING_ATTRIBUTES or (tag == "link" and name == "href")) and is_outside(value):
-                    found.append((f"{name}= of <{tag}> loads from outside the site ({value})", line))
+                    found.append((f"{name}= of <{tag}> loads from outside the site ({value})", source))
     return found
 
 
 @source_check
-def check_author_html(rel: str, blocks: "list[ProseBlock]") -> Iterator[Finding]:
+def check_author_html(rel: str, section: Section, blocks: "list[ProseBlock]") -> Iterator[Finding]:
     for block in blocks:
-        for why, line in script_capable_markup(block.key):
+        found = script_capable_markup(block.key)
+        if not found:
+            continue
+        starts = [0]
+        for line in section.prose.split("\n"):
+            starts.append(starts[-1] + len(line) + 1)
+        for why, source in found:
+            # The line of the tag as written in the prose (author HTML is kept as written);
+            # else (a Markdown link) the block's first line.
+            line = block.line
+            at = next((a for a in (section.prose.find(c) for c in source.split("\0") if c) if a >= 0), -1)
+            if at >= 0 and section.prose_lines:
+                index = bisect.bisect_right(starts, at) - 1
+                line = section.prose_lines[min(index, len(section.prose_lines) - 1)]
             yield Finding(
                 "warning", "script-in-source",
                 f"the prose holds {why}: it is published as written (author HTML is the "
                 "author's), but check that it is meant to be there",
-                path=rel, line=block.line + line - 1 if block.line else 0,
+                path=rel, line=line,
             )
 
 
@@ -296,7 +314,7 @@ def analyse(rel: str, url: str, text: str) -> PageData:
     for index, section in enumerate(parsed.sections):
         blocks = section_blocks(section)
         for check in SOURCE_CHECKS.values():
-            findings.extend(check(rel, blocks))
+            findings.extend(check(rel, section, blocks))
         rendered_blocks = []
         for block in blocks:
             rendered = tuple(render_placeholder(ph, rel, findings, assets) for ph in block.placeholders)
