@@ -6,8 +6,8 @@ the committed `figures/learned.json` (tests/test_figures.py). This file checks t
 
 Mutation checks (planted by hand, then reverted): the softmax over `dim=-2` in `attention` makes
 `check` fail on the new run (rows no longer sum to 1); `attention_maps` leaving the fused path on
-(`layer.attn.attn` is then `None`) fails with a TypeError; drawing the maps from the untrained
-model (`SAMPLE_STEPS` ending at 0) fails the loss check.
+(`layer.attn.attn` is then `None`) fails with a TypeError; stopping the run at step 0 (the
+untrained model, `SAMPLE_STEPS = (0,)`) fails all three tests.
 """
 import pytest
 

@@ -12,7 +12,7 @@ character, averaged over all positions:
 
 $$\mathcal{L} = -\frac{1}{B T} \sum_{b=1}^{B} \sum_{t=1}^{T} \log p_\theta(x_{b, t+1} \mid x_{b, 1}, ..., x_{b, t})$$
 
-It is measured in nats. The number to beat is the [unigram entropy](data.html) of the text:
+It is measured in nats. The number to beat is the [unigram entropy](data.html#unigram_entropy) of the text:
 the loss of the best model that ignores the context.
 
 ## Running it
@@ -95,7 +95,7 @@ class TrainConfig:
     resume: bool = False
     # Characters to generate at the end
     sample_len: int = 300
-    # The model's size, see [ModelConfig](transformer.html)
+    # The model's size, see [ModelConfig](transformer.html#ModelConfig)
     d_model: int = 128
     heads: int = 4
     layers: int = 2
@@ -244,7 +244,7 @@ def evaluate(model: nn.Module, windows: torch.Tensor, batch_size: int,
     The mean cross-entropy per character over all validation windows. `model.eval()` turns
     dropout off, and `torch.no_grad()` skips building the autograd graph.
 
-    :param windows: `[n, seq_len + 1]` from [`validation_windows`](data.html)
+    :param windows: `[n, seq_len + 1]` from [`validation_windows`](data.html#validation_windows)
     """
     model.eval()
     total, count = 0.0, 0

@@ -128,7 +128,7 @@ def uniform_attention_weights(mask: torch.Tensor) -> torch.Tensor:
     ## Equal scores under a mask
 
     To show what a mask does on its own, we give every query-key pair the same score (zero
-    queries and keys) and run [`attention`](mha.html). Each query then spreads its weight evenly
+    queries and keys) and run [`attention`](mha.html#attention). Each query then spreads its weight evenly
     over the keys the mask allows.
 
     :param mask: `[seq_q, seq_k]`, `True` = may attend

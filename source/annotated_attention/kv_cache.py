@@ -82,7 +82,7 @@ def forward_with_cache(model: DecoderOnlyTransformer, tokens: torch.Tensor,
     """
     ## The model, one step at a time
 
-    The same computation as [the model's `forward`](transformer.html), for the tokens that
+    The same computation as [the model's `forward`](transformer.html#DecoderOnlyTransformer-forward), for the tokens that
     follow the cached ones. The model must be in evaluation mode (no dropout), as for any
     generation.
 

@@ -21,7 +21,7 @@ committed numbers.
 ![Training and validation loss of the small model](figures/learned_loss.svg)
 
 The first loss is close to the logarithm of the vocabulary size, the loss of a uniform guess over
-all characters. The loss then falls quickly below the [unigram entropy](data.html) (the dashed
+all characters. The loss then falls quickly below the [unigram entropy](data.html#unigram_entropy) (the dashed
 line, the best a model can do without looking at the context) and keeps falling: the model uses
 the context, which it can only reach through attention.
 
@@ -351,5 +351,5 @@ if __name__ == "__main__":
 # 2. Remove the positional encoding (`x = self.embed(tokens)` in
 #    [the model](transformer.html)). Does the previous-character head survive? The causal mask
 #    still tells a query how many keys it can see, but nothing else about their order.
-# 3. Break the code on purpose, for example take the softmax of [`attention`](mha.html) over
+# 3. Break the code on purpose, for example take the softmax of [`attention`](mha.html#attention) over
 #    `dim=-2`, and run `python -m pytest tests/test_tutorial_learned.py`: which check fails?
