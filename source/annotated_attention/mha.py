@@ -437,18 +437,28 @@ def score_variance_at_init(d_model: int = 128, heads: int = 4, seq: int = 256,
 # the sequence length, and so does its time once the sequence is long enough for the
 # $QK^\top$ products to dominate. `python benchmarks/attention_bench.py` measures one forward and
 # one backward pass of causal self-attention (batch 8, `d_model` 256, 8 heads, float32) on the
-# CPU. The "saved" columns are the memory that autograd keeps for the backward pass, and the
-# "×" columns how much longer a run took than at half the length (4 would be quadratic).
-# Measured on the 2-core development machine (torch 2.13.0, `--threads 1`, while other jobs
-# kept it busy, so the times are rough):
+# CPU, on the 2-core development machine (torch 2.13.0, `--threads 1`, while other jobs kept it
+# busy, so the times are rough). The time in milliseconds, where "×" is how much longer a run took
+# than at half the length (4 would be quadratic):
 #
 # ```
-#    seq   explicit ms   fused ms   explicit ×   fused ×   explicit / fused   saved MiB: explicit   fused
-#     64          23.5       16.8                                      1.40                    5.5     3.5
-#    128          94.5       62.2         4.03      3.71               1.52                   14.0     6.0
-#    256           268        139         2.84      2.24               1.92                   43.1    11.1
-#    512          1103        269         4.12      1.93               4.11                    149    21.1
-#   1024          3243        469         2.94      1.74               6.92                    554    41.2
+#  seq  explicit   fused  expl ×  fused ×  expl/fused
+#   64      23.5    16.8                         1.40
+#  128      94.5    62.2    4.03     3.71        1.52
+#  256       268     139    2.84     2.24        1.92
+#  512      1103     269    4.12     1.93        4.11
+# 1024      3243     469    2.94     1.74        6.92
+# ```
+#
+# The memory that autograd keeps for the backward pass, in MiB:
+#
+# ```
+#  seq  explicit   fused
+#   64       5.5     3.5
+#  128      14.0     6.0
+#  256      43.1    11.1
+#  512       149    21.1
+# 1024       554    41.2
 # ```
 #
 # The fused path wins at every length here, by 1.4 times at 64 tokens and by about 7 times at
