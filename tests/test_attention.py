@@ -335,9 +335,21 @@ def test_feed_forward_is_position_wise():
     torch.testing.assert_close(full, expected)
 
 
+def randomize_norms(module: nn.Module) -> None:
+    """Fresh layer norms are all alike (gain 1, bias 0), which would hide a mix-up of two of them."""
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, nn.LayerNorm):
+                m.weight.normal_(1.0, 0.5)
+                m.bias.normal_()
+
+
 def test_pre_norm_layer_structure():
+    """Mutation caught: `norm_attn` used before the feed-forward network too (only with the
+    norms randomized: fresh ones are identical)."""
     torch.manual_seed(0)
     layer = TransformerLayer(16, 4, 32, dropout=0.0).eval()
+    randomize_norms(layer)
     x = torch.randn(2, 5, 16)
     h = x + layer.attn(layer.norm_attn(x), causal=True)
     expected = h + layer.ff(layer.norm_ff(h))

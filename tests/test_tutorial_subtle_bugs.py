@@ -166,6 +166,11 @@ def test_model_applies_embedding_encoding_layers_final_norm_and_head_in_order():
     torch.manual_seed(0)
     model = DecoderOnlyTransformer(ModelConfig(vocab_size=11, d_model=16, heads=4, layers=2, d_ff=32,
                                                max_len=12, dropout=0.0, fused=False)).eval()
+    with torch.no_grad():  # fresh layer norms are all alike, which would hide a mix-up
+        for m in model.modules():
+            if isinstance(m, nn.LayerNorm):
+                m.weight.normal_(1.0, 0.5)
+                m.bias.normal_()
     tokens = torch.randint(0, 11, (2, 10))
     x = model.embed(tokens) + sinusoidal_encoding(12, 16)[:10]
     for layer in model.layers:
@@ -205,6 +210,41 @@ def test_generate_samples_from_the_last_position_and_crops_the_context():
     assert model.seen == [2, 3, 4, 4, 4, 4]
     text = generate(model, vocab, "bca", 3, torch.device("cpu"))
     assert text == "bcaaaa"
+
+
+class FixedLogits(nn.Module):
+    """A stand-in model that predicts the same logits (0, 1) for two characters everywhere."""
+
+    def __init__(self):
+        super().__init__()
+        self.config = ModelConfig(vocab_size=2, max_len=8)
+
+    def forward(self, tokens):
+        return torch.tensor([0.0, 1.0]).expand(*tokens.shape, 2)
+
+
+@pytest.mark.parametrize("temperature", [0.5, 1.0, 2.0])
+def test_generate_samples_from_softmax_of_logits_over_temperature(temperature):
+    """The frequency of "b" in 3000 samples is softmax((0, 1) / T)[1], within 3 %.
+
+    Mutations caught: `logits * temperature` (0.5 gives 0.62 instead of 0.88); softmax over
+    `dim=0` (every probability 1, so both characters equally often); greedy `argmax` (only "b").
+    """
+    text = generate(FixedLogits(), Vocabulary("ab"), "a", 3000, torch.device("cpu"),
+                    temperature=temperature)
+    expected = torch.tensor([0.0, 1.0 / temperature]).softmax(-1)[1].item()
+    assert text[1:].count("b") / 3000 == pytest.approx(expected, abs=0.03)
+
+
+def test_generate_runs_in_eval_mode_and_restores_train_mode():
+    """Mutation caught: no `model.eval()` in `generate` (dropout makes two runs differ)."""
+    torch.manual_seed(0)
+    model = DecoderOnlyTransformer(ModelConfig(vocab_size=3, d_model=16, heads=2, layers=1, d_ff=32,
+                                               max_len=16, dropout=0.5))
+    vocab = Vocabulary("abc")
+    first = generate(model, vocab, "ab", 12, torch.device("cpu"), seed=1)
+    assert model.training
+    assert generate(model, vocab, "ab", 12, torch.device("cpu"), seed=1) == first
 
 
 # ---- optimizer and schedule ----
