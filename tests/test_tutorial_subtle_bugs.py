@@ -392,3 +392,19 @@ def test_memory_for_backward_grows_with_seq_squared_on_the_explicit_path_only():
     assert 1.8 < fused < 2.2
     # The weights alone: batch × heads × seq × seq float32 numbers, kept once.
     assert saved[512][0] > 2 * 4 * 512 * 512 * 4
+
+
+# ---- data and seeds ----
+
+def test_vocabulary_order_windows_bits_and_step_seeds():
+    """Mutations caught: an unsorted vocabulary (`"".join(set(text))`: the ids would depend on
+    the process's string hashing, so ranks of a distributed run could disagree); overlapping
+    validation windows; bits as nats times log 2; a `step_seed` that repeats, e.g.
+    `seed + rank + step` (rank 1 at step 0 would draw rank 0's batch of step 1).
+    """
+    from annotated_attention.data import nats_to_bits, validation_windows
+    assert Vocabulary.from_text("cabbage").chars == "abceg"
+    assert validation_windows(torch.arange(10), 2).tolist() == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    assert nats_to_bits(math.log(2)) == pytest.approx(1.0)
+    seeds = {experiment.step_seed(s, r, t) for s in range(3) for r in range(4) for t in range(500)}
+    assert len(seeds) == 3 * 4 * 500
