@@ -721,8 +721,12 @@ _LOOSE_PLACEHOLDER = re.compile(
 _LOOSE_PLACEHOLDER_REFERENCE = (
     rf"{_UNDERSCORE}?\s*{_CARET}\s*{_UNDERSCORE}?\s*(?P<index>\d+)\s*{_UNDERSCORE}?\s*{_CARET}\s*{_UNDERSCORE}?"
 )
+# The span around a damaged placeholder: `[^<>]*`, not `[^>]*`, so that each "<span" reads at
+# most to the next "<" (with `[^>]*`, many "<span" without a ">" made every one scan to the end).
+# The two differ only for a "<" inside a span's tag, which no valid value has (the attribute checks
+# refuse it).
 _LOOSE_IN_SPAN = re.compile(
-    rf"(?:<span\b[^>]*>\s*)?(?P<token>{_LOOSE_PLACEHOLDER.pattern})(?:\s*</span\s*>)?"
+    rf"(?:<span\b[^<>]*>\s*)?(?P<token>{_LOOSE_PLACEHOLDER.pattern})(?:\s*</span\s*>)?"
 )
 _TRANSLATE_NO = re.compile(r"""translate\s*=\s*["']?no\b""", re.IGNORECASE)
 _ENCODED = re.compile(r"%5[eEfF]|&#|&Hat;")

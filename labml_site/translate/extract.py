@@ -97,7 +97,7 @@ def extract(keys_by_file: dict[str, list[str]], translations_dir: Path, lang: st
             change.skipped = True
         else:
             keys = list(dict.fromkeys(keys_by_file[page]))
-            updated = _update(files, keys, change)
+            updated = _settled(files, keys, change)
             if keys or os.path.lexists(main):
                 try:
                     change.written = _write(main, updated, translations_dir, files)
@@ -150,6 +150,22 @@ def confirm(translations_dir: Path, page: str, lang: str, containing: str | None
 
 def _has_value(value: str) -> bool:
     return bool(value.strip())
+
+
+def _settled(files: _Files, keys: list[str], change: PageChange) -> _Files:
+    """`_update` until it changes nothing more, so that running extract twice changes nothing
+    (one pass can leave work for the next: a suggestion whose key went away is moved to the stale
+    file under its old English, which a key of the page may be, and then comes back from there)."""
+    updated = _update(files, keys, change)
+    for _ in range(4):
+        more = PageChange(change.page, change.path)
+        again = _update(updated, keys, more)
+        if again == updated:
+            break
+        for name in ("added", "fuzzy", "stale", "revived"):
+            getattr(change, name).extend(k for k in getattr(more, name) if k not in getattr(change, name))
+        updated = again
+    return updated
 
 
 def _update(files: _Files, keys: list[str], change: PageChange) -> _Files:
