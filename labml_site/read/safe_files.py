@@ -153,6 +153,7 @@ def check_no_links(path: str | os.PathLike, root: str | os.PathLike) -> None:
 
 def _make_parents(path: Path, root: Path) -> None:
     """Create the missing folders between `root` and `path` one by one (never through a link)."""
+    os.makedirs(root, exist_ok=True)  # the folder the user named (it may itself be a link)
     missing = []
     parent = path.parent
     while parent != root and not os.path.lexists(parent):
@@ -186,7 +187,8 @@ def write_atomic(path: str | os.PathLike, data: bytes, root: str | os.PathLike, 
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fchmod(f.fileno(), mode)
+            if hasattr(os, "fchmod"):
+                os.fchmod(f.fileno(), mode)
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
