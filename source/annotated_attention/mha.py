@@ -216,7 +216,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     # $$o_i = \sum_j p_{ij} v_j$$
     #
     # `[batch, heads, seq_q, seq_k]` times `[batch, heads, seq_k, d_k]` gives
-    # `[batch, heads, seq_q, d_k]`.
+    # `[batch, heads, seq_q, d_k]`. In training mode the $p_{ij}$ here are the weights after
+    # dropout.
     return torch.matmul(dropped, v), weights
 
 
@@ -438,28 +439,15 @@ def score_variance_at_init(d_model: int = 128, heads: int = 4, seq: int = 256,
 # $QK^\top$ products to dominate. `python benchmarks/attention_bench.py` measures one forward and
 # one backward pass of causal self-attention (batch 8, `d_model` 256, 8 heads, float32) on the
 # CPU, on the 2-core development machine (torch 2.13.0, `--threads 1`, while other jobs kept it
-# busy, so the times are rough). The time in milliseconds, where "×" is how much longer a run took
-# than at half the length (4 would be quadratic):
+# busy, so the times are rough). For each length: the time of the explicit and of the fused path
+# (in brackets, how much longer than at half the length; 4 would be quadratic), how many times
+# faster the fused path is, and the memory that autograd keeps for the backward pass:
 #
-# ```
-#  seq  explicit   fused  expl ×  fused ×  expl/fused
-#   64      23.5    16.8                         1.40
-#  128      94.5    62.2    4.03     3.71        1.52
-#  256       268     139    2.84     2.24        1.92
-#  512      1103     269    4.12     1.93        4.11
-# 1024      3243     469    2.94     1.74        6.92
-# ```
-#
-# The memory that autograd keeps for the backward pass, in MiB:
-#
-# ```
-#  seq  explicit   fused
-#   64       5.5     3.5
-#  128      14.0     6.0
-#  256      43.1    11.1
-#  512       149    21.1
-# 1024       554    41.2
-# ```
+# * 64 tokens: 23.5 and 16.8 ms, 1.40 times; 5.5 and 3.5 MiB
+# * 128 tokens: 94.5 (×4.03) and 62.2 ms (×3.71), 1.52 times; 14.0 and 6.0 MiB
+# * 256 tokens: 268 (×2.84) and 139 ms (×2.24), 1.92 times; 43.1 and 11.1 MiB
+# * 512 tokens: 1103 (×4.12) and 269 ms (×1.93), 4.11 times; 149 and 21.1 MiB
+# * 1024 tokens: 3243 (×2.94) and 469 ms (×1.74), 6.92 times; 554 and 41.2 MiB
 #
 # The fused path wins at every length here, by 1.4 times at 64 tokens and by about 7 times at
 # 1024, and its memory grows only linearly: at 1024 tokens it keeps 41 MiB instead of 554 MiB.
