@@ -33,7 +33,7 @@ VALUE_UNITS = [
     "<", "</", "<a ", 'href="', "'", '"', "&", "&#", "<!--", "-->", "<p>", "</p>", "</ul>", "<ul>",
     "<em>", "\n", "\u3000", "javascript:", "//",
 ]
-PROSE_UNITS = [
+PROSE_UNITS = ["# ", "```", "~~~", "\n", "\\begin{a}", "\\end{a}", 
     "[", "]", "(", ")", "![", "](", "<", ">", " ", "  ", "\t", "*", "**", "***", "_", "__", "`", "``",
     "<!--", "-->", "<a", "<a ", "&", "&#", "a", "\\", "> ", "\"", "- ",
 ]
@@ -97,6 +97,9 @@ def test_translation_checks_are_linear_on_adversarial_values(shape):
 @example(("", "`"))
 @example(("", "<!--"))
 @example(("", "[a]("))
+@example(("# a", " "))
+@example(("", "```x\n"))
+@example(("", "\\begin{a}\n"))
 def test_prose_is_linear_on_adversarial_text(shape):
     head, unit = shape
     assert_linear(analyse_prose, lambda n: head + unit * (n // len(unit)), 8_000)
@@ -131,6 +134,10 @@ def test_the_known_bombs_are_cheap():
         (analyse_prose, "`" * 40_000),
         (analyse_prose, "<!--" * 10_000),
         (analyse_prose, "> " * 5_000 + "x"),  # RecursionError before
+        (analyse_prose, "# a" + " " * 20_000 + "b"),  # cubic before: 19 s for 2,000 spaces
+        (analyse_prose, "```x\n" * 8_000),  # every unclosed fence searched to the end
+        (analyse_prose, "\\begin{a}\n" * 8_000),
+        (analyse_prose, "\n".join("`" * (3 + i % 50) + "x" for i in range(8_000))),
     ]
     for fn, text in cases:
         started = time.perf_counter()
@@ -192,6 +199,14 @@ def test_images_match_the_old_pattern(parts):
 
 
 @SMALL
+@given(st.lists(st.sampled_from(["#", "##", " ", "\t", "a", "b c", "\r", "#a", "  #"]), max_size=10))
+def test_headings_match_the_old_pattern(parts):
+    line = "".join(parts)
+    m = prose._HEADING_RE.match(line)
+    assert prose._heading(line) == ((len(m.group(1)), m.group(2), m.start(2)) if m else None)
+
+
+@SMALL
 @given(st.lists(st.sampled_from(["`", "``", "```", "a", " ", "\n"]), min_size=1, max_size=40))
 def test_code_spans_match_the_plain_search(parts):
     text = "".join(parts) + " " * 300  # long enough for the indexed path
@@ -220,3 +235,50 @@ def test_code_spans_match_the_plain_search(parts):
 @given(st.text(max_size=300))
 def test_serve_host_check_never_raises(host):
     assert host_allowed(host) in (True, False)
+
+
+def _old_special_blocks(text: str, lines) -> list:
+    """`prose._special_blocks` as it was (searching the rest of the text from every candidate)."""
+    found = []
+    if "```" not in text and "~~~" not in text and "\\begin{" not in text:
+        return found
+    pos = 0
+    while True:
+        fence = prose._FENCE_RE.search(text, pos)
+        begin = prose._BEGIN_RE.search(text, pos)
+        m = min((x for x in (fence, begin) if x), key=lambda x: x.start(), default=None)
+        if m is None:
+            return found
+        if m is fence:
+            marker = fence.group(1)
+            close = re.compile(r"^[ \t]*" + re.escape(marker[0]) + "{" + str(len(marker)) + r",}[ \t]*$", re.M)
+            c = close.search(text, fence.end())
+            if c is None:
+                pos = fence.end()
+                continue
+            body = text[fence.end() + 1:c.start()] if c.start() > fence.end() else ""
+            body = body[:-1] if body.endswith("\n") else body
+            found.append((fence.start(), c.end(), prose.Placeholder("code_block", body, lang=fence.group(2), line=lines.line(fence.start()))))
+            pos = c.end()
+        else:
+            token_re = re.compile(r"\\(begin|end)\{" + re.escape(begin.group(1)) + r"\}")
+            depth, end = 0, -1
+            for t in token_re.finditer(text, begin.start()):
+                depth += 1 if t.group(1) == "begin" else -1
+                if depth == 0:
+                    end = t.end()
+                    break
+            if end < 0:
+                pos = begin.end()
+                continue
+            text_start = text.index("\\begin", begin.start())
+            found.append((begin.start(), end, prose.Placeholder("env", text[text_start:end], line=lines.line(begin.start()))))
+            pos = end
+
+
+@SMALL
+@given(st.lists(st.sampled_from(["```", "````", "~~~", "```py", " ", "\t", "\n", "a", "`", "\\begin{a}", "\\end{a}", "\\begin{b}", "\\end{b}", "\\begin{a*}", "x\\begin{a}"]), max_size=16))
+def test_fences_and_environments_match_the_old_search(parts):
+    text = "".join(parts)
+    lines = prose._Lines(text, tuple(range(1, text.count("\n") + 2)))
+    assert prose._special_blocks(text, lines) == _old_special_blocks(text, lines)

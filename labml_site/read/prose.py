@@ -205,10 +205,14 @@ class _NextIndex:
     def __init__(self) -> None:
         self.text: str | None = None
         self.found: dict[str, tuple[int, int]] = {}  # char → (searched from, found at)
+        self.images: dict[int, tuple[str, int] | None] = {}  # "]" → `_image_rest` after it
+
+    def use(self, text: str) -> None:
+        if text is not self.text:
+            self.text, self.found, self.images = text, {}, {}
 
     def find(self, text: str, char: str, i: int) -> int:
-        if text is not self.text:
-            self.text, self.found = text, {}
+        self.use(text)
         known = self.found.get(char)
         if known is not None and known[0] <= i and (known[1] < 0 or known[1] >= i):
             return known[1]
@@ -218,8 +222,7 @@ class _NextIndex:
 
     def find_stop(self, text: str, i: int) -> int:
         """The first ")", whitespace or ">" at or after `i` (-1: none), like `find`."""
-        if text is not self.text:
-            self.text, self.found = text, {}
+        self.use(text)
         known = self.found.get("stop")
         if known is not None and known[0] <= i and (known[1] < 0 or known[1] >= i):
             return known[1]
@@ -269,19 +272,29 @@ def _image_match(text: str, i: int) -> tuple[str, str, int] | None:
     if k < 0 or not text.startswith("(", k + 1):
         return None
     alt = text[i + 2:k]
-    p = k + 2
+    known = index.images.get(k, False)  # what follows "](" depends on the "]" only, not on "!["
+    if known is not False:
+        return None if known is None else (alt, *known)
+    found = _image_rest(text, k + 2)
+    index.images[k] = found
+    return None if found is None else (alt, *found)
+
+
+def _image_rest(text: str, p: int) -> tuple[str, int] | None:
+    """(url, end) of what `_IMAGE_RE` reads after its "](", at `p`, or None."""
+    index = _next_index()
     w = _space_end(text, p)  # `\s*`, greedy
     g0 = w + 1 if text.startswith("<", w) else w  # `<?`
     q = index.find_stop(text, g0)  # `[^)\s>]*`: to the first ")", space or ">"
     q = len(text) if q < 0 else q
     end = _image_tail(text, q + 1 if text.startswith(">", q) else q)  # `>?`, then the rest
     if end is not None:
-        return alt, text[g0:q], end
+        return text[g0:q], end
     # `\s*` gives back its last space: then the URL is empty and the title starts at `w`.
     if w > p and text.startswith('"', w):
         end = _title_tail(text, w)
         if end is not None:
-            return alt, "", end
+            return "", end
     return None
 
 
@@ -619,7 +632,7 @@ class _Element:
 
 _FENCE_RE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([^`\s]*)[^\n]*$", re.M)
 _BEGIN_RE = re.compile(r"^[ \t]*\\begin\{([A-Za-z*]+)\}", re.M)
-_HEADING_RE = re.compile(r"^(#{1,6})(?!#)[ \t]*(.*?)[ \t]*#*[ \t]*$")
+_HEADING_RE = re.compile(r"^(#{1,6})(?!#)[ \t]*(.*?)[ \t]*#*[ \t]*$")  # what `_heading` reads
 _ITEM_RE = re.compile(r"^( *)[*+-][ \t]+")
 _ORDERED_RE = re.compile(r"^( *)\d{1,9}[.)][ \t]+")
 _QUOTE_RE = re.compile(r"^ {0,3}> ?")
@@ -627,41 +640,116 @@ _PARAM_RE = re.compile(r"^:param[ \t]+([^:\s]+)[ \t]*:")
 _RETURN_RE = re.compile(r"^:returns?:")
 
 
+_CLOSER_RE = {c: re.compile(r"^[ \t]*(" + re.escape(c) + r"{3,})[ \t]*$", re.M) for c in "`~"}
+_ENV_TOKEN_RE = re.compile(r"\\(begin|end)\{([A-Za-z*]+)\}")
+
+
+class _Closers:
+    """The lines that may close a fence of one character (only that character, three or more, and
+    spaces), to find the first closing a fence of length L after a position without searching the
+    rest of the prose from every fence (quadratic with many fences that never close)."""
+
+    def __init__(self, prose: str, char: str) -> None:
+        found = list(_CLOSER_RE[char].finditer(prose))
+        self.starts = [m.start() for m in found]
+        self.ends = [m.end() for m in found]
+        self.runs = [len(m.group(1)) for m in found]
+        # the next line with a longer run: following these, runs only grow, so a search visits at
+        # most as many lines as there are distinct lengths on the way (fewer than sqrt(2·size))
+        self.longer = [len(found)] * len(found)
+        stack: list[int] = []
+        for j in range(len(found) - 1, -1, -1):
+            while stack and self.runs[stack[-1]] <= self.runs[j]:
+                stack.pop()
+            self.longer[j] = stack[-1] if stack else len(found)
+            stack.append(j)
+
+    def first(self, at: int, length: int) -> tuple[int, int] | None:
+        """(start, end) of the first line at or after `at` with `length` or more characters."""
+        j = bisect.bisect_left(self.starts, at)
+        while j < len(self.runs) and self.runs[j] < length:
+            j = self.longer[j]
+        return (self.starts[j], self.ends[j]) if j < len(self.runs) else None
+
+
+class _Environments:
+    """Every `\\begin{name}` / `\\end{name}` token, by name, and for each where its nesting first
+    goes back below it: where each environment ends, found in one pass."""
+
+    def __init__(self, prose: str) -> None:
+        tokens: dict[str, list[tuple[int, int, int]]] = {}  # name → (start, end, +1 / -1)
+        for m in _ENV_TOKEN_RE.finditer(prose):
+            tokens.setdefault(m.group(2), []).append((m.start(), m.end(), 1 if m.group(1) == "begin" else -1))
+        self.tokens = tokens
+        self.closing: dict[str, list[int]] = {}
+        for name, items in tokens.items():
+            depth, depths = 0, []
+            for _, _, step in items:
+                depth += step
+                depths.append(depth)
+            closing = [-1] * len(items)
+            first_at: dict[int, int] = {}
+            for j in range(len(items) - 1, -1, -1):
+                # the environment opened by token j ends at the first later token where the depth
+                # is one less than just before j
+                before = depths[j] - items[j][2]
+                closing[j] = first_at.get(before, -1)
+                first_at[depths[j]] = j
+            self.closing[name] = closing
+
+    def end(self, name: str, at: int) -> int:
+        """The end of the environment `name` whose `\\begin` is the first token at or after `at`."""
+        items = self.tokens.get(name, [])
+        j = bisect.bisect_left(items, (at, -1, -2))
+        if j >= len(items):
+            return -1
+        k = self.closing[name][j]
+        return items[k][1] if k >= 0 else -1
+
+
 def _special_blocks(prose: str, lines: _Lines) -> list[tuple[int, int, Placeholder]]:
     """Fenced code blocks and LaTeX environments: (start, end, placeholder) over the prose.
-    `start` is a line start; `end` is past the closing line's text (before its newline)."""
+    `start` is a line start; `end` is past the closing line's text (before its newline).
+
+    Every candidate (fence line, `\\begin` line, closing line, environment token) is found once,
+    by one pass over the prose each; the loop below then only looks them up (it searched the rest
+    of the prose again from every fence and environment that never closed: quadratic)."""
     found: list[tuple[int, int, Placeholder]] = []
     if "```" not in prose and "~~~" not in prose and "\\begin{" not in prose:
         return found  # neither pattern can match (most prose has no such block)
+    fences = list(_FENCE_RE.finditer(prose))
+    fence_starts = [m.start() for m in fences]
+    begins = list(_BEGIN_RE.finditer(prose))
+    begin_starts = [m.start() for m in begins]
+    closers: dict[str, _Closers] = {}
+    environments: _Environments | None = None
     pos = 0
     while True:
-        fence = _FENCE_RE.search(prose, pos)
-        begin = _BEGIN_RE.search(prose, pos)
+        i = bisect.bisect_left(fence_starts, pos)
+        fence = fences[i] if i < len(fences) else None
+        i = bisect.bisect_left(begin_starts, pos)
+        begin = begins[i] if i < len(begins) else None
         m = min((x for x in (fence, begin) if x), key=lambda x: x.start(), default=None)
         if m is None:
             return found
         if m is fence:
             marker = fence.group(1)
-            close = re.compile(r"^[ \t]*" + re.escape(marker[0]) + "{" + str(len(marker)) + r",}[ \t]*$", re.M)
-            c = close.search(prose, fence.end())
+            if marker[0] not in closers:
+                closers[marker[0]] = _Closers(prose, marker[0])
+            c = closers[marker[0]].first(fence.end(), len(marker))
             if c is None:
                 pos = fence.end()
                 continue
-            body = prose[fence.end() + 1:c.start()] if c.start() > fence.end() else ""
+            c_start, c_end = c
+            body = prose[fence.end() + 1:c_start] if c_start > fence.end() else ""
             body = body[:-1] if body.endswith("\n") else body
             ph = Placeholder("code_block", body, lang=fence.group(2), line=lines.line(fence.start()))
-            found.append((fence.start(), c.end(), ph))
-            pos = c.end()
+            found.append((fence.start(), c_end, ph))
+            pos = c_end
         else:
-            name = re.escape(begin.group(1))
-            depth, scan = 0, begin.start()
-            token_re = re.compile(r"\\(begin|end)\{" + name + r"\}")
-            end = -1
-            for t in token_re.finditer(prose, scan):
-                depth += 1 if t.group(1) == "begin" else -1
-                if depth == 0:
-                    end = t.end()
-                    break
+            if environments is None:
+                environments = _Environments(prose)
+            end = environments.end(begin.group(1), begin.start())
             if end < 0:
                 pos = begin.end()
                 continue
@@ -698,12 +786,12 @@ class _Text:
         self.text = "".join(pieces)
 
     def source_offset(self, offset: int) -> int:
-        best = (0, 0)
-        for new, old in self._map:
-            if new <= offset:
-                best = (new, old)
-            else:
-                break
+        # the last mapping at or before `offset` (by bisection: a scan made many code blocks
+        # quadratic)
+        if getattr(self, "_news", None) is None or len(self._news) != len(self._map):
+            self._news = [new for new, _ in self._map]
+        i = bisect.bisect_right(self._news, offset) - 1
+        best = self._map[i] if i >= 0 else (0, 0)
         return best[1] + (offset - best[0])
 
 
@@ -810,13 +898,29 @@ def _block_placeholder_line(p: _BlockParser, k: int, line: str) -> bool:
     return True
 
 
+def _heading(line: str) -> tuple[int, str, int] | None:
+    """`_HEADING_RE.match(line)` as (level, text, where the text starts), in linear time: the
+    pattern's `(.*?)[ \t]*#*[ \t]*$` tried every split of a run of spaces ("# a", 2,000 spaces
+    and "b" took 19 s). The lazy text ends where the longest suffix of spaces, then "#"s, then
+    spaces begins; the leading spaces are skipped first."""
+    if not line.startswith("#"):
+        return None
+    level = len(line) - len(line.lstrip("#"))
+    if level > 6:
+        return None  # `#{1,6}(?!#)`
+    start = level + (len(line) - level - len(line[level:].lstrip(" \t")))
+    end = len(line.rstrip(" \t").rstrip("#").rstrip(" \t"))
+    return level, line[start:max(start, end)], start
+
+
 @line_rule
 def _heading_line(p: _BlockParser, k: int, line: str) -> bool:
-    h = _HEADING_RE.match(line)
+    h = _heading(line)
     if not h:
         return False
+    level, text, start = h
     p.close()
-    p.elements.append(_Element(f"h{len(h.group(1))}", h.group(2), p.starts[k] + h.start(2)))
+    p.elements.append(_Element(f"h{level}", text, p.starts[k] + start))
     p.list_allowed = True
     return True
 
@@ -974,10 +1078,11 @@ def section_blocks(section: Section) -> list[ProseBlock]:
     if not parts:
         return []
     first_line = section.prose_lines[0] if section.prose_lines else 0
-    key, all_phs = "", []
+    pieces, all_phs = [], []
     for html_, phs, _ in parts:
-        key += _renumber(html_, len(all_phs))
+        pieces.append(_renumber(html_, len(all_phs)))
         all_phs.extend(phs)
+    key = "".join(pieces)  # (not `key +=`: quadratic when a section has thousands of elements)
     if len(key) <= MAX_KEY_CHARS:
         return [ProseBlock(key, tuple(all_phs), first_line)]
     return [ProseBlock(html_, tuple(phs), line or first_line) for html_, phs, line in parts]
