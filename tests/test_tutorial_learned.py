@@ -35,15 +35,17 @@ def test_a_new_run_passes_the_checks(new_run):
 
 
 def test_a_new_run_reproduces_the_committed_numbers(new_run):
-    """Same text, same seed: the same numbers, up to rounding differences between CPUs. After
-    an edit of any page the training text differs and the numbers move a little; then
+    """Same text, same seed: on the same machine the same numbers. Another CPU rounds
+    differently, and 600 steps amplify that into a different but equally good run; the
+    tolerances are those seen when small edits of the pages (the training text) perturbed the
+    run: final loss 1.87 to 1.96, the previous-character head 0.42 to 0.50. After an edit,
     `python -m annotated_attention.learned` rewrites `figures/learned.json` and the figures."""
     same_text = new_run["text_sha256"] == COMMITTED["text_sha256"]
-    tolerance = 0.05 if same_text else 0.15
+    tolerance = 0.1 if same_text else 0.15
     final = str(learned.SAMPLE_STEPS[-1])
     hint = "" if same_text else " (the pages changed since: run `python -m annotated_attention.learned`)"
     assert new_run["val_losses"][final] == pytest.approx(COMMITTED["val_losses"][final], abs=tolerance), hint
     if same_text:
         for new_layer, old_layer in zip(new_run["heads"], COMMITTED["heads"]):
             for new, old in zip(new_layer, old_layer):
-                assert new["previous"] == pytest.approx(old["previous"], abs=0.1), hint
+                assert new["previous"] == pytest.approx(old["previous"], abs=0.15), hint
