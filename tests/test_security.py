@@ -97,6 +97,7 @@ def test_symlinked_sources_and_assets_are_refused_and_never_published(tmp_path):
     assert SECRET not in site_text(result.out)
     assert (result.out / "toy/page.html").is_file() and (result.out / "zh/toy/page.html").is_file()
     assert not (result.out / "linked").exists() and not (result.out / "toy/leak.html").exists()
+    assert {"source-refused"} <= {f.code for f in result.report.findings}
 
 
 def test_fifos_and_sockets_in_the_source_never_block_the_build(tmp_path):
@@ -387,6 +388,21 @@ def test_outputs_that_would_collide_are_reported_and_not_overwritten(tmp_path):
     findings, dropped = output_collisions(discover(src), ["en", "zh"], "en")
     assert dropped == {"search.py", "404.md", "translation-status.py", "search-index.js", "zh/page.py", "static/style.py", "a.md", "b.html"}
     assert all(f.severity == "error" and f.path for f in findings)
+
+
+def test_a_build_never_lets_a_source_overwrite_its_own_outputs(tmp_path):
+    src, tr = toy(tmp_path)
+    write_tree(src, {
+        "search.py": f'"""\n# {SECRET}\n"""\n',
+        "404.md": f"# {SECRET}\n",
+        "zh/index.py": f'"""\n# {SECRET}\n"""\n',
+        "static/x.py": f'"""\n# {SECRET}\n"""\n',
+        "toy/page.md": f"# {SECRET}\n",
+    })
+    result = run_build(src, tr, tmp_path / "site")
+    assert SECRET not in site_text(result.out)
+    assert (result.out / "search.html").is_file() and (result.out / "zh/toy/page.html").is_file()
+    assert "output-collision" in {f.code for f in result.report.findings}
 
 
 def test_case_only_collisions_are_a_warning(tmp_path):
