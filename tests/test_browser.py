@@ -314,7 +314,7 @@ def test_defined_names_link_to_their_definition_and_clicks_mark_uses(browser, ba
         link.click()
     assert page.url == base_url + "annotated_attention/mha.html#MultiHeadAttention"
     top = page.evaluate("document.getElementById('MultiHeadAttention').getBoundingClientRect().top")
-    assert 0 <= top < DESKTOP["height"] / 2, top
+    assert -1 < top < DESKTOP["height"] / 2, top  # (the scroll may land a sub-pixel above the top)
 
     # Clicking a plain name marks every use of that name on the page, and only those.
     name = page.evaluate("""() => {
