@@ -526,8 +526,8 @@ def test_file_digests_read_a_file_again_only_when_it_may_have_changed(tmp_path, 
     path = tmp_path / "a.txt"
     path.write_text("one", encoding="utf-8")
     reads: list[Path] = []
-    real_read = build_cache.read_bytes
-    monkeypatch.setattr(build_cache, "read_bytes", lambda p: reads.append(Path(p)) or real_read(p))
+    real_read = build_cache.read_regular
+    monkeypatch.setattr(build_cache, "read_regular", lambda p, limit: reads.append(Path(p)) or real_read(p, limit))
 
     def digest_in_a_new_build() -> str:
         cache = build_cache.BuildCache.open(out)
@@ -549,3 +549,6 @@ def test_file_digests_read_a_file_again_only_when_it_may_have_changed(tmp_path, 
     assert digest_in_a_new_build() == build_cache.digest(b"six") and reads.count(path) == 4
     path.unlink()
     assert digest_in_a_new_build() == build_cache.FileDigests.MISSING
+    # What is not a regular file is never opened, and digests as a value of its own.
+    os.mkfifo(path)
+    assert digest_in_a_new_build().startswith("refused:") and reads.count(path) == 4

@@ -178,11 +178,6 @@ print(" ".join(sorted({f.code for f in result.report.findings})))
 """
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the engine's cache digests translation files with a plain open(): it must read them "
-    "with safe_files.read_regular (engine, issue 12 item 3)",
-)
 def test_build_with_a_fifo_or_dev_zero_translation_does_not_block(tmp_path):
     import subprocess
     import sys

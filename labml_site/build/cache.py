@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import pickle
+import stat
 import sys
 import tempfile
 import time
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .. import __version__
+from ..read.safe_files import UnsafeFile, read_regular
 
 CACHE_FORMAT = "1"  # bump when the layout of entries changes
 _MAGIC = b"LSC2"
@@ -94,6 +96,7 @@ def read_bytes(path: Path) -> bytes | None:
 
 
 _RACY_NS = 2_000_000_000  # files changed less than this long ago are not remembered
+INPUT_LIMIT = 64 * 1024 * 1024  # no input file is hashed past this (each reader has its own, smaller limit)
 
 
 class FileDigests:
@@ -109,16 +112,23 @@ class FileDigests:
     def digest(self, path: Path | str) -> str:
         name = os.fspath(path)
         try:
-            st = os.stat(name)
+            st = os.lstat(name)
         except (FileNotFoundError, NotADirectoryError):
             return self.MISSING
+        if not stat.S_ISREG(st.st_mode):
+            # Never opened (a FIFO would block, /dev/zero never end): a value of its own, and the
+            # stage that reads the file reports what it is.
+            return f"refused:{stat.S_IFMT(st.st_mode)}"
         signature = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
         key = "file:" + name
         known = self.memory.head(key) if self.memory is not None else MISS
         if known is MISS or known[0] != signature:
-            data = read_bytes(Path(name))
-            if data is None:
+            try:
+                data = read_regular(name, INPUT_LIMIT)
+            except FileNotFoundError:
                 return self.MISSING
+            except UnsafeFile as e:  # swapped for something else, or too large
+                return f"refused:{e.code}:{st.st_size}"
             known = (signature, digest(data))
             # File times are coarse (a clock tick): a file written moments ago could be written
             # again within the same tick, size unchanged, and look untouched. Such a file is

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..findings import Finding
+from ..read.safe_files import read_regular
 from . import cache as store
 from .cache import MISS, BuildCache, BuildStats, ObjectStore
 from .outputs import utf8, write_outputs
@@ -171,7 +172,7 @@ class Engine:
         for rel, content in list(self.outputs.items()):
             if isinstance(content, Path) and rel not in self.reused:
                 key = store.digest("copy", self.file_digest(content))
-                self.output(rel, key, content.read_bytes, copy=True)
+                self.output(rel, key, lambda path=content: read_regular(path, store.INPUT_LIMIT), copy=True)
 
     def produce(self, into: Path | None = None, jobs: int = 0, order: Callable[[str], str] = str, prepare_worker: Callable[[], None] | None = None, meanwhile: Callable[[], object] | None = None) -> set[str]:
         """Produce every deferred output. With `into` (the new site's folder) and enough of them,

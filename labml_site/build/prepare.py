@@ -17,14 +17,15 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..findings import Finding
-from ..read.structure import SiteFiles, SourceFile
+from ..read.safe_files import read_regular
+from ..read.structure import MAX_SOURCE_BYTES, SiteFiles, SourceFile
 from ..render.i18n import load_ui
 from ..render.text import LocalText
 from ..translate.catalog import Catalog, fuzzy_path, translation_path
 from ..typeset import linking
 from ..typeset.page import PageData
 from . import pipeline
-from .cache import MISS, FileDigests, ObjectStore, digest, read_bytes
+from .cache import MISS, FileDigests, ObjectStore, digest
 from .config import BuildConfig
 from .engine import Engine
 from .heads import PageHead, TextHead, page_head, text_head
@@ -36,7 +37,7 @@ PARALLEL_MIN_FILES = 24  # below this, starting workers costs more than it saves
 
 def _analyse_file(args: tuple[str, str, str]) -> PageData:
     rel, url, path = args
-    return pipeline.analyse_file(rel, url, Path(path).read_bytes())
+    return pipeline.analyse_file(rel, url, read_regular(path, MAX_SOURCE_BYTES))
 
 
 def analyse_pages(files: Iterable[SourceFile], jobs: int = 0) -> dict[str, PageData]:
@@ -58,6 +59,7 @@ class _LangJob:
     catalog_digest: str  # of the file and its fuzzy sidecar, as read when the key was made
     marker: str  # "Not yet translated" in this language
     key: str
+    root: str = ""  # the translations folder (no link below it is followed)
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,7 @@ def _prepare_file(job: _FileJob, entries: dict[str, object] | None, send: bool =
     texts: dict[str, LocalText] = {}
     text_heads: dict[str, TextHead] = {}
     for lj in job.langs:
-        catalog = Catalog.load(Path(lj.catalog), lj.lang) if lj.catalog is not None else None
+        catalog = Catalog.load(Path(lj.catalog), lj.lang, root=lj.root or None) if lj.catalog is not None else None
         text = pipeline.localize_file(data, lj.lang, catalog, lj.marker, published)
         text_heads[lj.lang] = text_head(text, data)
         # Cache it only if the translation file is still what the key was computed from.
@@ -213,7 +215,7 @@ class _Dispatch:
 
 def _size(file: SourceFile) -> int:
     try:
-        return file.path.stat().st_size
+        return file.path.lstat().st_size
     except OSError:
         return 0  # (its digest reports it missing)
 
@@ -296,7 +298,7 @@ def _text_jobs(prepared: Prepared, engine: Engine, config: BuildConfig, file: So
             catalog, catalog_digest = str(path), engine.files_digest(_catalog_files(path))
         text_key = engine.key("text", key, lang, str(catalog), catalog_digest, markers[lang], str(file.is_index))
         prepared.text_keys.setdefault(file.rel, {})[lang] = text_key
-        lang_job = prepared.lang_jobs[(file.rel, lang)] = _LangJob(lang, catalog, catalog_digest, markers[lang], text_key)
+        lang_job = prepared.lang_jobs[(file.rel, lang)] = _LangJob(lang, catalog, catalog_digest, markers[lang], text_key, str(config.translations))
         found = engine.summary(text_key)  # (without it, the text is made again: its search rows live only there)
         if isinstance(found, TextHead):
             prepared.text_heads[file.rel][lang] = found
@@ -352,7 +354,10 @@ def _keep_last_good(prepared: Prepared, engine: Engine, config: BuildConfig, mar
 def source_of(prepared: Prepared, rel: str) -> bytes:
     """The source file's bytes, which must still be those its key was made from."""
     path = prepared.files[rel].path
-    source = read_bytes(path)
+    try:
+        source = read_regular(path, MAX_SOURCE_BYTES)
+    except OSError:  # gone, or swapped for a link, a FIFO or a larger file since it was listed
+        source = None
     if source is None or digest(source) != prepared.source_digests[rel]:
         raise FileNotFoundError(f"{path} changed or disappeared during the build; rebuild")
     return source
