@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from labml_site.translate import catalog as translations
+from labml_site.translate import repair
 from labml_site.translate.sanitize import PLACEHOLDER_RE, sanitize
 from labml_site.translate.stats import coverage, render_json, render_text, totals
 from labml_site.translate.catalog import (
@@ -40,7 +41,8 @@ SOFTMAX_RU = (
 LINK_KEY = '<p>Based on <a href="https://arxiv.org/abs/1706.03762">the paper</a>.</p>\n'
 LINK_ZH = '<p>基于<a href="https://arxiv.org/abs/1706.03762">论文</a>。</p>\n'
 MASK_KEY = "<p>Apply the mask <span translate=no>_^_0_^_</span> </p>\n"
-MASK_ZH_BROKEN = "<p>应用掩码<span translate=no>_^_0_^_</span></p>\n</a>"
+MASK_ZH_BROKEN = "<p>应用掩码</p>\n</a>"  # the placeholder lost: not repairable
+MASK_ZH_STRAY = "<p>应用掩码<span translate=no>_^_0_^_</span></p>\n</a>"  # a stray tag: repaired
 TITLE_KEY = "Attention scores & softmax"
 TITLE_ZH = "注意力分数与 softmax"
 
@@ -92,9 +94,19 @@ def test_invalid_entry_renders_nothing_and_says_why(zh):
     result = zh.lookup(MASK_KEY)
     assert (result.status, result.html) == ("invalid", None)
     error = result.findings[0]
-    assert (error.severity, error.code) == ("error", "html-unbalanced")
+    assert (error.severity, error.code) == ("error", "placeholder-missing")
     assert error.path == zh.path and error.line == 4 and error.key == MASK_KEY
-    assert "</a>" in error.message
+    unbalanced = [f for f in result.findings if f.code == "html-unbalanced"]
+    assert "</a>" in unbalanced[0].message
+
+
+def test_a_stray_tag_is_repaired_and_reported(tmp_path):
+    catalog = Catalog.load(write(tmp_path / "a.zh.json", {MASK_KEY: MASK_ZH_STRAY}), "zh")
+    result = catalog.lookup(MASK_KEY)
+    assert result.status == "translated"
+    assert result.html == "<p>应用掩码<span translate=no>_^_0_^_</span></p>\n"
+    (note,) = [f for f in result.findings if f.code == "repaired"]
+    assert note.severity == "warning" and note.line == 2 and "</a>" in note.message
 
 
 def test_key_line_numbers_are_recorded(zh):
@@ -177,16 +189,19 @@ def test_bad_bytes_spoil_only_their_entry(tmp_path):
 
 def test_lookup_is_cached_and_checks_run_once_per_key(zh, monkeypatch):
     calls = []
-    real = translations.run_entry_checks
-    monkeypatch.setattr(translations, "run_entry_checks", lambda ctx: calls.append(ctx.key) or real(ctx))
+    real = repair.run_entry_checks
+    monkeypatch.setattr(repair, "run_entry_checks", lambda ctx: calls.append(ctx.key) or real(ctx))
     first = zh.lookup(SOFTMAX_KEY)
     assert zh.lookup(SOFTMAX_KEY) is first
-    zh.lookup(MASK_KEY), zh.lookup(MASK_KEY)
-    assert calls == [SOFTMAX_KEY, MASK_KEY]
+    zh.lookup(MASK_KEY)
+    seen = len(calls)
+    zh.lookup(MASK_KEY)
+    # a failing value is checked again once repaired, and never again after that
+    assert calls[:2] == [SOFTMAX_KEY, MASK_KEY] and len(calls) == seen == 3
 
 
 def test_sanitizer_damaging_placeholders_makes_the_entry_invalid(zh, monkeypatch):
-    monkeypatch.setattr(translations, "sanitize", lambda html, **kw: PLACEHOLDER_RE.sub("", html))
+    monkeypatch.setattr(repair, "sanitize", lambda html, **kw: PLACEHOLDER_RE.sub("", html))
     result = zh.lookup(SOFTMAX_KEY)
     assert result.status == "invalid" and result.findings[0].code == "sanitizer-changed"
 

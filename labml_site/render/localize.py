@@ -14,6 +14,7 @@ from ..findings import Finding
 from ..typeset.page import BlockData, PageData
 from ..read.prose import fill
 from ..translate.catalog import Catalog
+from ..translate.repair import UNTRANSLATED_MARK
 
 _TAG_RE = re.compile(r"<[^>]+>")
 # The key format puts a docstring's `:return:` paragraph inside the `:param` list
@@ -78,6 +79,8 @@ def section_html(blocks: tuple[BlockData, ...], texts: tuple[BlockText, ...], ma
     parts = []
     for block, (status, translation) in zip(blocks, texts):
         if status == "translated":
+            if UNTRANSLATED_MARK in translation:  # partly translated: some blocks fell back
+                translation = translation.replace(UNTRANSLATED_MARK, html.escape(marker))
             parts.append(fill(translation, block.placeholders))
         elif status == "english":
             parts.append(block.english)

@@ -30,7 +30,7 @@ from .checks import (
 )
 from ..findings import Finding
 from ..read.structure import SourceFile
-from .sanitize import PLACEHOLDER_RE, sanitize
+from .repair import review
 
 Status = Literal["translated", "missing", "invalid", "fuzzy"]
 
@@ -160,27 +160,11 @@ class Catalog:
         if entry is None or not entry.value.strip():
             # An empty value is "not translated yet": it must never render as an empty block.
             return Lookup("fuzzy" if key in self.fuzzy else "missing", None)
-        ctx = EntryContext(key, entry.value, self.path, entry.line, self.lang)
-        findings = run_entry_checks(ctx)
-        if any(f.severity == "error" for f in findings):
-            return Lookup("invalid", None, tuple(_errors_first(findings)))
-        html = sanitize(
-            entry.value,
-            allowed_urls=ctx.key_urls,
-            allowed_ids=ctx.key_ids,
-        )
-        # The checks passed, so the sanitizer should not have touched a placeholder; if it did,
-        # the lead could not fill the math back in: refuse rather than render a broken block.
-        if sorted(PLACEHOLDER_RE.findall(html)) != sorted(PLACEHOLDER_RE.findall(key)):
-            findings.append(
-                ctx.error(
-                    "sanitizer-changed",
-                    "the sanitizer had to change this translation's placeholders; compare its "
-                    "HTML with the English and copy the placeholders and tags exactly",
-                )
-            )
-            return Lookup("invalid", None, tuple(_errors_first(findings)))
-        return Lookup("translated", html, tuple(findings))
+        # Checks, then the repair of benign defects (repair.py), then the sanitizer.
+        result = review(key, entry.value, self.path, entry.line, self.lang)
+        if result.html is None:
+            return Lookup("invalid", None, tuple(_errors_first(result.findings)))
+        return Lookup("translated", result.html, tuple(result.findings))
 
     def __contains__(self, key: str) -> bool:
         return key in self.entries
@@ -206,9 +190,7 @@ def check_file(path: Path, lang: str, english_keys: set[str] | None = None, root
                 continue
             if english_keys is not None and pair.key not in english_keys:
                 continue
-            findings.extend(
-                run_entry_checks(EntryContext(pair.key, pair.value, str(path), pair.line, lang))
-            )
+            findings.extend(review(pair.key, pair.value, str(path), pair.line, lang).findings)
     _, fuzzy_findings = load_fuzzy(path, root)
     findings.extend(fuzzy_findings)
     return sorted(findings, key=lambda f: (f.path, f.line, f.col))

@@ -1,0 +1,338 @@
+"""Repairing benign structural defects in a translation instead of discarding it.
+
+Real translation caches (machine translated, then edited) carry defects that lose nothing a
+reader needs: a stray `。` after `</p>`, a stray `</a>`, an unclosed `<strong>`, paragraphs merged
+or split, placeholders that came back URL-encoded (`_%5e_0_%5e_`). `review` repairs those:
+
+1. encoded placeholders are decoded back to `<span translate=no>_^_N_^_</span>`;
+2. the value is parsed by the HTML5 parsing rules (html5lib), which closes what is unclosed and
+   drops what closes nothing;
+3. content outside any block (text, placeholders, inline tags after a `</p>`) is moved into the
+   block before it (or the one after it when there is none before), unless the English itself has
+   content outside blocks;
+4. the result is serialised and checked again; what is left of the structural codes is reported
+   as a warning (`repaired`), and the sanitiser (`sanitize.py`) runs on it as on any value.
+
+Only a value whose placeholders differ from the key's, or that is unsafe, still fails. Then, when
+the key spans several top-level blocks and the repaired value has the same blocks, the value is
+split by them and only the failing blocks fall back to the marked English (`UNTRANSLATED_MARK`
+stands for the marker text, which the page fills in its language).
+"""
+from __future__ import annotations
+
+import html as _html
+import re
+from dataclasses import dataclass, field
+
+import html5lib
+from html5lib.serializer import HTMLSerializer
+from html5lib import getTreeWalker
+
+from ..findings import Finding
+from .checks import EntryContext, run_entry_checks, _LOOSE_IN_SPAN, _ENCODED, placeholder
+from .sanitize import PLACEHOLDER_RE, sanitize
+
+# Codes whose defects `repair` removes: after a repair they are warnings, not errors.
+REPAIRABLE = frozenset({"html-unbalanced", "html-structure", "html-outside-block", "placeholder-encoded"})
+BLOCK_TAGS = frozenset({
+    "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "blockquote", "table", "hr", "pre", "div",
+    "dl",
+})
+# Stands for the "not yet translated" marker inside a partly translated block; `section_html`
+# replaces it by the marker in the page's language.
+UNTRANSLATED_MARK = "\ue000untranslated\ue000"
+
+# A value whose placeholders differ from the key's is not repairable, but its other blocks may
+# still be shown (`_split_review`).
+_PLACEHOLDER_SET = frozenset({"placeholder-missing", "placeholder-duplicated", "placeholder-extra", "placeholder-altered"})
+
+_WHOLE_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+
+_WALKER = getTreeWalker("etree")
+_SERIALIZER = HTMLSerializer(
+    quote_attr_values="always", omit_optional_tags=False, minimize_boolean_attributes=False,
+    use_trailing_solidus=False, escape_lt_in_attrs=True, resolve_entities=False,
+    alphabetical_attributes=False, strip_whitespace=False, sanitize=False,
+)
+
+
+def decode_placeholders(value: str) -> str:
+    """`_%5e_0_%5e_` (and the entity spellings), with or without its span → the placeholder."""
+    if "%5" not in value and "&#" not in value and "&Hat;" not in value:
+        return value
+
+    def fix(m: re.Match) -> str:
+        token = m.group("token")
+        if _ENCODED.search(token):
+            return placeholder(int(m.group("index")))
+        return m.group(0)
+
+    return _LOOSE_IN_SPAN.sub(fix, value)
+
+
+def _parse(fragment: str):
+    return html5lib.parseFragment(fragment, container="div", treebuilder="etree", namespaceHTMLElements=False)
+
+
+def _serialize(node) -> str:
+    return "".join(_SERIALIZER.serialize(_WALKER(node)))
+
+
+def _serialize_children(root) -> str:
+    out = _html.escape(root.text or "", quote=False)
+    for child in root:
+        out += _serialize(child) + _html.escape(child.tail or "", quote=False)
+    return _canonical(out)
+
+
+def _canonical(text: str) -> str:
+    return text.replace('<span translate="no">', "<span translate=no>")
+
+
+def _has_content(text: str | None) -> bool:
+    return bool(text and text.strip())
+
+
+def _append_into(block, stuff) -> None:
+    for kind, payload in stuff:
+        if kind == "el":
+            block.append(payload)
+        else:
+            last = list(block)
+            if last:
+                last[-1].tail = (last[-1].tail or "") + payload
+            else:
+                block.text = (block.text or "") + payload
+
+
+def _prepend_into(block, stuff) -> None:
+    text = ""
+    elements = []
+    for kind, payload in stuff:
+        if kind == "el":
+            elements.append(payload)
+        elif elements:
+            elements[-1].tail = (elements[-1].tail or "") + payload
+        else:
+            text += payload
+    first_text = block.text or ""
+    if elements:
+        block.text = text
+        elements[-1].tail = (elements[-1].tail or "") + first_text
+        for i, e in enumerate(elements):
+            block.insert(i, e)
+    else:
+        block.text = text + first_text
+
+
+def _move_outside_into_blocks(root) -> bool:
+    """Move text and inline elements at the top level into the nearest block. True if any moved."""
+    children = list(root)
+    if not any(c.tag in BLOCK_TAGS for c in children):
+        return False
+    moved = False
+    # Items at top level: (kind, payload) in document order.
+    items: list = []
+    if _has_content(root.text):
+        items.append(("text", root.text))
+    else:
+        items.append(("space", root.text or ""))
+    for child in children:
+        items.append(("el", child))
+        tail, child.tail = child.tail, None
+        items.append(("text" if _has_content(tail) else "space", tail or ""))
+    root.text = None
+    for c in children:
+        root.remove(c)
+    out: list = []  # blocks (elements) and the whitespace between them, in order
+    leading: list = []  # content before the first block: goes into it
+    last_block = None
+    for kind, payload in items:
+        if kind == "el" and payload.tag in BLOCK_TAGS:
+            if leading:
+                _prepend_into(payload, leading)
+                leading = []
+            out.append(payload)
+            last_block = payload
+        elif kind == "space":
+            out.append(payload)
+        elif last_block is None:
+            leading.append((kind, payload.strip() if kind == "text" else payload))
+            moved = True
+        else:
+            if kind == "text":
+                _append_into(last_block, [("text", payload.strip())])
+                out.append(payload[len(payload.rstrip()):])
+            else:
+                _append_into(last_block, [(kind, payload)])
+            moved = True
+    # Rebuild the root from `out`.
+    prev = None
+    for item in out:
+        if isinstance(item, str):
+            if prev is None:
+                root.text = (root.text or "") + item
+            else:
+                prev.tail = (prev.tail or "") + item
+        else:
+            root.append(item)
+            prev = item
+    return moved
+
+
+_INLINE = frozenset({"a", "em", "strong", "code", "sub", "sup", "del", "span"})
+
+
+def _drop_empty_inline(root) -> None:
+    """Unwrap inline elements that hold only whitespace and no id: the HTML5 parser reopens a
+    formatting element left open across a block's end (`<a>` around the newline after `</h3>`)."""
+    for parent in root.iter():
+        for i, child in reversed(list(enumerate(parent))):
+            if (child.tag in _INLINE and len(child) == 0 and not _has_content(child.text)
+                    and "id" not in child.attrib and child.get("translate") != "no"):
+                text = (child.text or "") + (child.tail or "")
+                if i == 0:
+                    parent.text = (parent.text or "") + text
+                else:
+                    parent[i - 1].tail = (parent[i - 1].tail or "") + text
+                parent.remove(child)
+
+
+def _key_has_outside(key: str) -> bool:
+    root = _parse(key)
+    if _has_content(root.text):
+        return True
+    return any(c.tag not in BLOCK_TAGS or _has_content(c.tail) for c in root)
+
+
+def repair_html(key: str, value: str) -> str:
+    """`value` with its benign structural defects repaired (see the module docstring)."""
+    fixed = decode_placeholders(value)
+    root = _parse(fixed)
+    if not _key_has_outside(key):
+        _move_outside_into_blocks(root)
+    _drop_empty_inline(root)
+    out = _serialize_children(root)
+    # the English's edges (a stray tag at the end hid the value's final newline)
+    lead = key[: len(key) - len(key.lstrip())]
+    trail = key[len(key.rstrip()):]
+    return lead + out.strip() + trail
+
+
+def top_blocks(fragment: str) -> list[tuple[str, str]] | None:
+    """(tag, HTML) of each top-level block, the whitespace between them dropped; None when there
+    is content outside blocks."""
+    root = _parse(fragment)
+    if _has_content(root.text):
+        return None
+    blocks = []
+    for child in root:
+        if child.tag not in BLOCK_TAGS or _has_content(child.tail):
+            return None
+        tail, child.tail = child.tail, None
+        blocks.append((child.tag, _canonical(_serialize(child))))
+        child.tail = tail
+    return blocks
+
+
+@dataclass
+class Review:
+    """What a translation value is good for: `html` (sanitised, placeholders unfilled) or None,
+    the findings, and `repaired`: the repaired value when repairing changed it (for `check --fix`)."""
+
+    html: str | None
+    findings: list[Finding] = field(default_factory=list)
+    repaired: str | None = None
+    partial: bool = False
+
+
+def _errors(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.severity == "error"]
+
+
+def _as_repaired(f: Finding) -> Finding:
+    return Finding("warning", "repaired", f"repaired ({f.code}): {f.message}", f.path, f.line, f.col, f.key)
+
+
+def _sanitized(ctx: EntryContext, value: str, key: str) -> str | None:
+    out = sanitize(value, allowed_urls=ctx.key_urls, allowed_ids=ctx.key_ids)
+    if sorted(PLACEHOLDER_RE.findall(out)) != sorted(PLACEHOLDER_RE.findall(key)):
+        return None
+    return out
+
+
+def review(key: str, value: str, path: str = "", line: int = 0, lang: str = "") -> Review:
+    """Check `value` as the translation of `key`; repair what is benign; see the module docstring."""
+    ctx = EntryContext(key, value, path, line, lang)
+    findings = run_entry_checks(ctx)
+    errors = _errors(findings)
+    if not errors:
+        html = _sanitized(ctx, value, key)
+        if html is None:
+            return Review(None, findings + [ctx.error(
+                "sanitizer-changed",
+                "the sanitizer had to change this translation's placeholders; compare its HTML "
+                "with the English and copy the placeholders and tags exactly")])
+        return Review(html, findings)
+    if any(f.code not in REPAIRABLE and f.code not in _PLACEHOLDER_SET for f in errors):
+        return Review(None, findings)  # unsafe (or otherwise wrong): never repaired, never shown
+    if value.count("<") != len(_WHOLE_TAG.findall(value)):
+        # a "<" that starts no complete tag (`<img src="x …` to the end): the HTML5 parser would
+        # drop or reinterpret what follows; that is not a benign defect
+        return Review(None, findings)
+    repaired = repair_html(key, value)
+    rctx = EntryContext(key, repaired, path, line, lang)
+    after = run_entry_checks(rctx)
+    # What was repaired, reported at the original value's line
+    fixed_codes = {f.code for f in errors} - {f.code for f in _errors(after)}
+    notes = [_as_repaired(f) for f in errors if f.code in REPAIRABLE]
+    remaining = [f for f in after if not (f.severity == "error" and f.code in REPAIRABLE)]
+    remaining += [_as_repaired(f) for f in after if f.severity == "error" and f.code in REPAIRABLE
+                  and f.code not in {n.code for n in errors}]
+    del fixed_codes
+    if not _errors(remaining):
+        html = _sanitized(rctx, repaired, key)
+        if html is not None:
+            return Review(html, notes + remaining, repaired if repaired != value else None)
+    # Still failing: split by the key's top-level blocks, keep the blocks that pass.
+    partial = _split_review(key, repaired, path, line, lang)
+    if partial is not None:
+        html, block_findings = partial
+        return Review(html, notes + block_findings, None, partial=True)
+    return Review(None, findings)
+
+
+def _split_review(key: str, value: str, path: str, line: int, lang: str):
+    kblocks = top_blocks(key)
+    if not kblocks or len(kblocks) < 2:
+        return None
+    vblocks = top_blocks(value)
+    if vblocks is None or [t for t, _ in vblocks] != [t for t, _ in kblocks]:
+        return None
+    parts: list[str] = []
+    findings: list[Finding] = []
+    any_ok = False
+    for (_, kb), (_, vb) in zip(kblocks, vblocks):
+        ctx = EntryContext(kb, vb, path, line, lang)
+        block_findings = [f for f in run_entry_checks(ctx) if f.code != "whitespace-differs"]
+        html = None
+        if not _errors(block_findings):
+            html = _sanitized(ctx, vb, kb)
+        if html is None:
+            english = sanitize(kb, allowed_urls=ctx.key_urls, allowed_ids=ctx.key_ids)
+            if sorted(PLACEHOLDER_RE.findall(english)) != sorted(PLACEHOLDER_RE.findall(kb)):
+                return None
+            parts.append(
+                '<div class="untranslated" lang="en" data-status="invalid">'
+                f'<span class="untranslated-marker" role="note">{UNTRANSLATED_MARK}</span>'
+                f"{english}</div>"
+            )
+            findings.extend(block_findings)
+        else:
+            any_ok = True
+            parts.append(html)
+            findings.extend(f for f in block_findings if f.severity != "error")
+    if not any_ok:
+        return None
+    # Keep the fallback's errors as errors (check reports them), but the block is shown.
+    return "\n".join(parts) + "\n", findings

@@ -1,0 +1,83 @@
+"""Repairs of benign defects in translation values (translate/repair.py), on our own fixtures in
+the shapes real caches have: text after `</p>`, stray and unclosed tags, merged blocks, encoded
+placeholders; and the per-block fallback when placeholders are lost."""
+from __future__ import annotations
+
+import json
+
+from labml_site.translate.catalog import Catalog, check_file
+from labml_site.translate.repair import UNTRANSLATED_MARK, repair_html, review
+from labml_site.render.localize import section_html
+from labml_site.typeset.page import BlockData
+
+PH = "<span translate=no>_^_{}_^_</span>"
+TWO = "<p>First idea.</p>\n<p>Second idea with " + PH.format(0) + ".</p>\n"
+
+
+def test_text_after_a_block_goes_into_it():
+    value = "<p>第一。</p>。\n<p>第二" + PH.format(0) + "</p>。\n"
+    r = review(TWO, value)
+    assert r.html == "<p>第一。。</p>\n<p>第二" + PH.format(0) + "。</p>\n"
+    assert {f.code for f in r.findings} == {"repaired"}
+    assert all(f.severity == "warning" for f in r.findings)
+
+
+def test_placeholder_after_the_closing_tag_goes_back_inside():
+    key = "<p>We set " + PH.format(0) + " and " + PH.format(1) + "</p>\n"
+    value = "<p>我们" + PH.format(0) + "提取</p>的" + PH.format(1) + "\n"
+    assert repair_html(key, value) == "<p>我们" + PH.format(0) + "提取的" + PH.format(1) + "</p>\n"
+
+
+def test_stray_and_unclosed_tags():
+    key = '<h3><strong><a href="https://example.org/zh/">Chinese</a></strong></h3>\n'
+    value = '</a><h3><strong><a href="https://example.org/zh/">中文</strong></h3>\n'
+    r = review(key, value)
+    assert r.html is not None and r.html.count("<a ") == 1 and "中文</a></strong>" in r.html
+    assert r.repaired is not None and "</a><h3>" not in r.repaired
+
+
+def test_merged_blocks_are_shown_with_a_warning():
+    r = review(TWO, "<p>第一，第二" + PH.format(0) + "。</p>\n")
+    assert r.html == "<p>第一，第二" + PH.format(0) + "。</p>\n"
+    assert [(f.severity, f.code) for f in r.findings] == [("warning", "repaired")]
+    assert "html-structure" in r.findings[0].message
+
+
+def test_encoded_placeholders_are_decoded():
+    value = "<p>一。</p>\n<p>二 <span translate=no>_%5e_0_%5e_</span>。</p>\n"
+    r = review(TWO, value)
+    assert r.html == "<p>一。</p>\n<p>二 " + PH.format(0) + "。</p>\n"
+    assert r.repaired == r.html
+
+
+def test_lost_placeholder_falls_back_for_its_block_only():
+    key = "<p>Alpha " + PH.format(0) + "</p>\n<p>Beta</p>\n<p>Gamma " + PH.format(1) + "</p>\n"
+    value = "<p>阿尔法</p>\n<p>贝塔</p>。\n<p>伽马 " + PH.format(1) + "</p>\n"
+    r = review(key, value)
+    assert r.partial and r.html is not None
+    assert "贝塔。" in r.html and "伽马" in r.html and "阿尔法" not in r.html
+    assert UNTRANSLATED_MARK in r.html and "Alpha " + PH.format(0) in r.html
+    assert any(f.severity == "error" and f.code == "placeholder-missing" for f in r.findings)
+    block = BlockData(key, ("<math>a</math>", "<math>b</math>"), 1)
+    out = section_html((block,), (("translated", r.html),), "未翻译")
+    assert "未翻译" in out and UNTRANSLATED_MARK not in out and "<math>a</math>" in out
+
+
+def test_unsafe_values_are_never_repaired():
+    for value in ('<p>一</p><script>alert(1)</script>', '<p>一</p>\n<img src="x onerror=alert(1)//',
+                  '<p>一</p>\n<p><a href="javascript:alert(1)">二</a></p>'):
+        assert review(TWO, value).html is None
+
+
+def test_a_wrong_placeholder_in_a_one_block_key_is_refused():
+    key = "<p>x " + PH.format(0) + "</p>\n"
+    assert review(key, "<p>叉</p>。\n").html is None
+
+
+def test_check_reports_repairs_with_file_and_line(tmp_path):
+    path = tmp_path / "p.zh.json"
+    path.write_text(json.dumps({"<p>Title</p>\n": "<p>标题</p>。\n"}, ensure_ascii=False, indent=4), "utf-8")
+    (f,) = check_file(path, "zh")
+    assert (f.severity, f.code, f.line, f.path) == ("warning", "repaired", 2, str(path))
+    catalog = Catalog.load(path, "zh")
+    assert catalog.lookup("<p>Title</p>\n").html == "<p>标题。</p>\n"
