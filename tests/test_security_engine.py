@@ -283,3 +283,36 @@ def test_a_full_disk_during_an_update_in_place_leaves_the_old_site(tmp_path, mon
     monkeypatch.setattr(outputs, "_stage", real)
     build(config(src, tr, out))
     assert snapshot(out) == snapshot(build(config(src, tr, tmp_path / "clean", cache=False)).out)
+
+
+def test_serve_shows_the_build_errors_over_the_last_good_page(tmp_path):
+    """In `serve`, a file that stops parsing keeps its page (above), and the browser shows the
+    build's errors over it instead of a 404; the message is text, never markup."""
+    import http.client
+    import threading
+
+    from labml_site.build.serve import make_server
+
+    src, tr = make_tree(tmp_path)
+    out = build(config(src, tr, tmp_path / "site")).out
+    page = src / "toy/page0.py"
+    page.write_text(page.read_text(encoding="utf-8") + "\nbroken = (\n", encoding="utf-8")
+    result = build(config(src, tr, out))
+    server, state = make_server(out, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        state.report([f.format() for f in result.report.errors] + ["x.py:1: error: <script>alert(1)</script>"])
+        conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+        conn.request("GET", "/toy/page0.html", headers={"Host": "127.0.0.1"})
+        response = conn.getresponse()
+        body = response.read().decode("utf-8")
+        assert response.status == 200
+        assert "Scaled scores 0" in body and 'id="labml-build-errors"' in body
+        assert "toy/page0.py:" in body and "cannot tokenize" in body
+        assert "<script>alert(1)" not in body and "&lt;script&gt;alert(1)" in body
+        state.report([])
+        conn.request("GET", "/toy/page0.html", headers={"Host": "127.0.0.1"})
+        assert "labml-build-errors" not in conn.getresponse().read().decode("utf-8")
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -15,6 +15,7 @@ others get 503) and a connection that sends nothing for `IDLE_TIMEOUT` seconds i
 """
 from __future__ import annotations
 
+import html
 import http.server
 import re
 import threading
@@ -48,6 +49,22 @@ _RELOAD_SCRIPT = (
 )
 
 
+def _errors_box(errors: tuple[str, ...]) -> str:
+    """The last build's errors over the page being previewed (which is the last good version of
+    a page whose source stopped parsing): the author sees what to fix without leaving the page."""
+    if not errors:
+        return ""
+    lines = "\n".join(html.escape(e) for e in errors[:50])
+    more = f"\n… and {len(errors) - 50} more" if len(errors) > 50 else ""
+    return (
+        '<div id="labml-build-errors" role="alert" style="position:fixed;inset:auto 0 0 0;z-index:99;'
+        "max-height:40vh;overflow:auto;margin:0;padding:.75em 1em;background:#fff3f3;color:#7a0000;"
+        'border-top:3px solid #c00;font:14px/1.4 monospace">'
+        f"<strong>The last build has errors; this page may be its last good version.</strong>"
+        f"<pre style=\"margin:.5em 0 0;white-space:pre-wrap\">{lines}{more}</pre></div>"
+    )
+
+
 class _State:
     """The number of the last finished build; waiters are woken when it changes."""
 
@@ -55,6 +72,11 @@ class _State:
         self.build_id = 0
         self.lock = threading.Lock()  # held while a rebuild runs
         self.changed = threading.Condition()
+        self.errors: tuple[str, ...] = ()  # the last build's errors, shown over every page
+
+    def report(self, errors: list[str]) -> None:
+        """The errors of the build that just ended (file:line: message), or none."""
+        self.errors = tuple(errors)
 
     def bump(self) -> None:
         with self.changed:
@@ -116,7 +138,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if path.is_dir():
             path = path / "index.html"
         if path.suffix == ".html" and path.is_file():
-            body = path.read_bytes().replace(b"</body>", _RELOAD_SCRIPT.encode() + b"</body>", 1)
+            added = _errors_box(self.state.errors) + _RELOAD_SCRIPT
+            body = path.read_bytes().replace(b"</body>", added.encode() + b"</body>", 1)
             self._send(200, body, "text/html; charset=utf-8")
             return
         if not path.exists():

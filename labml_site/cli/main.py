@@ -313,6 +313,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server.server_close()
         raise
     print_findings(result.report.findings, args.format, quiet=True)
+    state.report([f.format() for f in result.report.errors])
 
     def rebuild() -> None:
         try:
@@ -320,8 +321,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except Exception as e:  # keep serving the last good site; say what broke
             text = os_error_message(e, config) if isinstance(e, OSError) else str(e)
             print(f"build failed, still serving the previous site: {text}", file=sys.stderr)
+            state.report([f"the build failed: {text}"])
             return
         print_findings(result.report.findings, args.format, quiet=True)
+        state.report([f.format() for f in result.report.errors])
         s = result.stats
         print(f"rebuilt in {result.seconds:.2f} s ({_count(s.analysed, 'file')} analysed, {_count(s.rendered, 'page')} rendered)", file=sys.stderr)
 
