@@ -558,6 +558,11 @@ class _Inline:
             marked = _SPACES_RE.sub(" ", marked)
         marked = marked.replace("\n", " ")
         if _KEEP_MARK in marked:
+            # A kept piece can hold earlier ones (an autolink or an escape inside a raw tag):
+            # each refers only to pieces kept before it, so resolving them in order is enough.
+            for i, piece in enumerate(kept):
+                if _KEEP_MARK in piece:
+                    kept[i] = _KEEP_RE.sub(lambda m: kept[int(m.group(1))], piece)
             marked = _KEEP_RE.sub(lambda m: kept[int(m.group(1))], marked)
         if _PH_MARK in marked:
             marked = _PH_MARK_RE.sub(lambda m: placeholder(int(m.group(1))), marked)
