@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,7 @@ def browser():
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+# tests/katex_coverage.py is a helper the KaTeX coverage test and benchmarks/math_corpus.py share.
+sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -350,7 +350,6 @@ def test_unbalanced_braces_are_refused_with_the_column(tex: str, column: int) ->
         (r"\href{javascript:alert(1)}{x}", r'unknown command "\href"'),
         (r"\style{color:red}{x}", r'unknown command "\style"'),
         (r"\class{x}{y}", r'unknown command "\class"'),
-        (r"\label{eq:1} x", "numbered equation environment"),
         (r"   ", "empty formula"),
         ("x\\", "unknown command"),
         (r"\@", r'unknown command "\@"'),
@@ -546,3 +545,62 @@ def test_chromium_lays_out_every_formula(tmp_path: Path, browser) -> None:
         assert all(3.0 < gap < 7.0 for gap in gaps), str(gaps)
     finally:
         tab.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# Numbering, labels and references
+
+
+def test_tag_and_label_in_a_display_formula_number_it() -> None:
+    markup = tex_to_mathml(r"E = mc^2 \tag{A} \label{energy}", True)
+    cells = [e for e in parse(markup).iter(NS + "mtd") if e.get("id")]
+    assert [c.get("id") for c in cells] == ["eq-energy"]
+    assert [e.text for e in find_all(markup, "mtext")] == ["(A)"]
+    with pytest.raises(MathError, match="numbered equation"):
+        tex_to_mathml(r"x \label{a}", False)  # inline math is never numbered
+
+
+def test_a_page_numbers_on_and_references_link_to_their_equation() -> None:
+    from labml_site.typeset.math import typeset_page
+
+    formulas = [
+        (r"\eqref{second}", False),  # a forward reference
+        (r"\begin{equation} a = b \end{equation}", True),
+        (r"\begin{align} c &= d \label{second} \\ e &= f \end{align}", True),
+        (r"\begin{gather} g \\ h \notag \end{gather}", True),
+        (r"\ref{second} \foo", False),
+    ]
+    results = typeset_page(formulas)
+    assert isinstance(results[4], MathError)  # one bad formula leaves the others numbered
+    link = [e for e in parse(results[0]).iter() if e.tag.endswith("a")]
+    assert [a.get("href") for a in link] == ["#eq-second"] and link[0].text == "(2)"
+    numbers = [[e.text for e in find_all(r, "mtext")] for r in results[1:4]]
+    assert numbers == [["(1)"], ["(2)", "(3)"], ["(4)"]]
+    assert all(validate_mathml(r, expected_tex=t) == [] for r, (t, _) in zip(results[:4], formulas))
+
+
+def test_macros_expand_and_a_recursive_macro_is_an_error_not_a_hang() -> None:
+    markup = tex_to_mathml(r"\newcommand{\RR}{\mathbb{R}} x \in \RR^n \def\sq#1{#1^2} \sq{y}", False)
+    assert "\u211d" in "".join(e.text or "" for e in find_all(markup, "mi"))
+    for tex in (r"\def\a{\a} \a", r"\def\a{\a\a} \a", r"\newcommand{\b}[1]{\b{#1}\b{#1}} \b{x}"):
+        with pytest.raises(MathError, match="too many expansions"):
+            tex_to_mathml(tex, True)
+    page = tex_to_mathml(r"\R \cdot \half", False, (("R", r"\mathbb{R}"), ("half", r"\frac{1}{2}")))
+    assert find_all(page, "mfrac")
+
+
+@pytest.mark.parametrize("tex", [
+    "{" * 5000 + "x" + "}" * 5000,
+    r"\sqrt{" * 3000 + "x" + "}" * 3000,
+    r"\sqrt" * 3000 + " x",
+    "x^{" * 2000 + "2" + "}" * 2000,
+    r"\left(" * 2000 + "x" + r"\right)" * 2000,
+    r"\begin{matrix}" * 1000 + "x" + r"\end{matrix}" * 1000,
+    "x+" * 20000,
+    r"\def\a{" + r"\sqrt{" * 140 + r"\a" + "}" * 140 + r"} \a",  # 500 expansions of 140 levels
+])
+def test_parsing_is_bounded(tex: str) -> None:
+    # math-core recurses once per level: unbounded, it would overflow the stack (a crash, not an
+    # exception). Too deep or too long is a MathError naming the limit.
+    with pytest.raises(MathError, match="nests more than|characters long|too many expansions"):
+        tex_to_mathml(tex, True)

@@ -75,6 +75,40 @@ _COMPAT_MACROS: dict[str, str] = {
     "Bbb": r"\mathbb{#1}",
     "bold": r"\mathbf{#1}",
     "textcolorhtml": r"{\color[HTML]{#1}{#2}}",
+    "KaTeX": r"\text{KaTeX}",
+    "LaTeX": r"\text{LaTeX}",
+    "TeX": r"\text{TeX}",
+    "allowbreak": "",
+    "nobreak": "",
+    "long": "",
+    "makeatletter": "",
+    "centerdot": r"\cdot",
+    "sdot": r"\cdot",
+    "dotsb": r"\cdots",
+    "dotsm": r"\cdots",
+    "dotsi": r"\!\cdots",
+    "dotsc": r"\ldots",
+    "dotso": r"\ldots",
+    "mathellipsis": r"\ldots",
+    "intop": r"\int",
+    "smallint": r"{\textstyle\int}",
+    "shortmid": r"\mid",
+    "nshortmid": r"\nmid",
+    "shortparallel": r"\parallel",
+    "nshortparallel": r"\nparallel",
+    "smallfrown": r"\frown",
+    "smallsmile": r"\smile",
+    "smallsetminus": r"\setminus",
+    "thickapprox": r"\approx",
+    "thicksim": r"\sim",
+    "varpropto": r"\propto",
+    "varinjlim": r"\mathop{\underrightarrow{\mathrm{lim}}}",
+    "varprojlim": r"\mathop{\underleftarrow{\mathrm{lim}}}",
+    "varliminf": r"\mathop{\underline{\mathrm{lim}}}",
+    "varlimsup": r"\mathop{\overline{\mathrm{lim}}}",
+    "textmd": r"\text{#1}",
+    "textnormal": r"\text{#1}",
+    "textup": r"\text{#1}",
 }
 
 
@@ -131,7 +165,11 @@ _REWRITE = re.compile(
     r"(?P<color>(?P<ccmd>color|textcolor)\s*" + _COLOUR_ARG.replace("(#", "(?P<cval>#", 1) + ")"
     r"|(?P<pmb>pmb(?![A-Za-z]))"
     r"|(?P<bsnl>\n)"
-    r"|(?P<alignat>(?P<aaction>begin|end)\{(?P<aname>alignat\*?|alignedat|xalignat\*?|xxalignat)\}(?P<aarg>\{\d+\})?)"
+    r"|(?P<env>(?P<eaction>begin|end)\{(?P<ename>alignat\*?|alignedat|xalignat\*?|xxalignat|split|smallmatrix|[pbBvV]?matrix\*)\}"
+    r"(?:(?<=begin\{alignat\})\{\d+\}|(?<=begin\{alignat\*\})\{\d+\}|(?<=begin\{alignedat\})\{\d+\}|(?<=matrix\*\})\[[lcr]\])?)"
+    r"|(?P<kern>(?P<kcmd>kern|mkern|mskip|hskip|hspace\*)\s*\{(?P<kval>[^{}]*)\})"
+    r"|(?P<edef>[ex]def(?![A-Za-z]))"
+    r"|(?P<substack>substack\s*\{)"
     r"|(?P<size>(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge)(?![A-Za-z]))"
     r"|(?P<nulldelim>(?:big|Big|bigg|Bigg)[lrm]?\s*\.)"
     r"|(?P<textesc>[%&#$_] )"
@@ -139,6 +177,7 @@ _REWRITE = re.compile(
     r")"
 )
 _BRACED_LINE_BREAK = re.compile(r"\\\\(?=[{}])")
+_TAG_OR_LABEL = re.compile(r"\\(?:tag|label)(?![A-Za-z])")
 
 # Commands in `_COLOUR_ARG` math-core understands itself (LaTeX's base and dvipsnames names).
 _MATH_CORE_COLOURS = frozenset(
@@ -154,85 +193,116 @@ def _colour_hex(value: str) -> Optional[str]:
     return _CSS_COLOURS.get(value.lower())
 
 
-def _rewrite(tex: str) -> tuple[str, list[tuple[int, int, int]]]:
+def _matching_brace(tex: str, open_index: int) -> int:
+    """Index of the "}" closing the "{" at `open_index` (-1: none)."""
+    depth = 0
+    i = open_index
+    while i < len(tex):
+        c = tex[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
     """The TeX math-core gets, and the edits made: (start in the result, length there, length in
     the author's TeX), in order, so `_source_offset` can map an error's offset back."""
-    edits: list[tuple[int, int, int]] = []
-    out: list[str] = []
-    pos = 0
-    shift = 0
+    repl: list[tuple[int, int, str]] = []  # (start, end, text) in the author's TeX
+    text_ranges: Optional[list[tuple[int, int]]] = None
 
-    def replace(start: int, end: int, text: str) -> None:
-        nonlocal pos, shift
+    def in_text(index: int) -> bool:
+        nonlocal text_ranges
+        if text_ranges is None:
+            text_ranges = _text_ranges(tex)
+        return any(a <= index < b for a, b in text_ranges)
+
+    for m in _REWRITE.finditer(tex):
+        start, end = m.start(), m.end()
+        if m.group("size"):
+            # KaTeX sizes math too; math-core only text. In math the size is dropped (the formula
+            # keeps its size); inside \text{…} math-core applies it.
+            if not in_text(start):
+                while end < len(tex) and tex[end] == " ":
+                    end += 1
+                repl.append((start, end, ""))
+        elif m.group("color"):
+            value = m.group("cval")
+            if value in _MATH_CORE_COLOURS and m.group("ccmd") == "color":
+                continue
+            hex_ = _colour_hex(value)
+            if hex_ is not None:  # else math-core names the unknown colour
+                command = r"\color[HTML]" if m.group("ccmd") == "color" else r"\textcolorhtml"
+                repl.append((start, end, f"{command}{{{hex_}}}"))
+        elif m.group("textesc"):
+            # In text a control symbol keeps the space after it (TeX; math-core drops it).
+            if in_text(start):
+                repl.append((start, end, m.group()[:2] + "\\ "))
+        elif m.group("nulldelim"):
+            repl.append((start, end, ""))  # a sized null delimiter (\Bigg.) draws nothing
+        elif m.group("pmb"):
+            repl.append((start, end, r"\boldsymbol"))
+        elif m.group("bsnl"):
+            repl.append((start, end, "\\ "))
+        elif m.group("env"):
+            name, action = m.group("ename"), m.group("eaction")
+            if name == "split":
+                new = rf"\{action}{{aligned}}"
+            elif name == "smallmatrix":
+                new = r"{\scriptstyle\begin{matrix}" if action == "begin" else r"\end{matrix}}"
+            elif name.endswith("matrix*"):
+                new = rf"\{action}{{{name[:-1]}}}"  # the column alignment ([r]) is not kept
+            else:  # alignat, alignedat, xalignat: align's column pairs
+                new = rf"\{action}{{{'aligned' if name == 'alignedat' else ('align*' if name.endswith('*') else 'align')}}}"
+            repl.append((start, end, new))
+        elif m.group("mathop"):
+            repl.append((start, end, rf"\mathop{{\mathrm{{{m.group('opname')}}}}}"))
+        elif m.group("kern"):
+            command, value = m.group("kcmd"), m.group("kval").strip()
+            if command.startswith("hspace"):
+                repl.append((start, end, rf"\hspace{{{value}}}"))
+                continue
+            em = re.fullmatch(r"(-?[\d.]+)\s*em", value)
+            if command in ("mkern", "mskip") and em:  # KaTeX warns and takes em; math-core wants mu
+                value = f"{float(em.group(1)) * 18:g}mu"
+            repl.append((start, end, rf"\{command} {value}"))
+        elif m.group("edef"):
+            repl.append((start, end, r"\def"))
+        elif m.group("substack"):
+            close = _matching_brace(tex, end - 1)
+            if close > 0:
+                repl.append((start, end, r"{\begin{subarray}{c}"))
+                repl.append((close, close + 1, r"\end{subarray}}"))
+    # `\\{…\\}` outside any environment: a non-raw docstring's spelling of `\{…\}` (Python reads
+    # "\\{" as "\{", and so did the original site); a line break there would mean nothing.
+    if "\\\\" in tex and "\\begin" not in tex:
+        repl += [(m.start(), m.end(), "\\") for m in _BRACED_LINE_BREAK.finditer(tex)]
+    # KaTeX takes \tag and \label in any display formula; math-core only in a numbered environment.
+    if display and "\\begin" not in tex and _TAG_OR_LABEL.search(tex):
+        repl += [(0, 0, r"\begin{equation*}"), (len(tex), len(tex), r"\end{equation*}")]
+    if not repl:
+        return tex, []
+    repl.sort(key=lambda r: (r[0], r[1]))
+    out: list[str] = []
+    edits: list[tuple[int, int, int]] = []
+    pos = shift = 0
+    for start, end, text in repl:
+        if start < pos:
+            continue  # overlaps an earlier rewrite
         out.append(tex[pos:start])
         out.append(text)
         edits.append((start + shift, len(text), end - start))
         shift += len(text) - (end - start)
         pos = end
-
-    text_ranges: Optional[list[tuple[int, int]]] = None
-    for m in _REWRITE.finditer(tex):
-        kind = m.lastgroup
-        if m.group("size"):
-            # KaTeX sizes math too; math-core only text. In math the size is dropped (the formula
-            # keeps its size); inside \text{…} math-core applies it.
-            if text_ranges is None:
-                text_ranges = _text_ranges(tex)
-            if not any(a <= m.start() < b for a, b in text_ranges):
-                end = m.end()
-                while end < len(tex) and tex[end] == " ":
-                    end += 1
-                replace(m.start(), end, "")
-            continue
-        if m.group("color"):
-            value = m.group("cval")
-            if value in _MATH_CORE_COLOURS and m.group("ccmd") == "color":
-                continue
-            hex_ = _colour_hex(value)
-            if hex_ is None:
-                continue  # math-core names the unknown colour
-            if m.group("ccmd") == "color":
-                replace(m.start(), m.end(), rf"\color[HTML]{{{hex_}}}")
-            else:
-                replace(m.start(), m.end(), rf"\textcolorhtml{{{hex_}}}")
-        elif m.group("textesc"):
-            # In text a control symbol keeps the space after it (TeX; math-core drops it).
-            if text_ranges is None:
-                text_ranges = _text_ranges(tex)
-            if any(a <= m.start() < b for a, b in text_ranges):
-                replace(m.start(), m.end(), m.group()[:2] + "\\ ")
-        elif m.group("nulldelim"):
-            replace(m.start(), m.end(), "")  # a sized null delimiter (\Bigg.) draws nothing
-        elif m.group("pmb"):
-            replace(m.start(), m.end(), r"\boldsymbol")
-        elif m.group("bsnl"):
-            replace(m.start(), m.end(), "\\ ")
-        elif m.group("alignat"):
-            name = m.group("aname")
-            new = "aligned" if name == "alignedat" else ("align*" if name.endswith("*") else "align")
-            replace(m.start(), m.end(), rf"\{m.group('aaction')}{{{new}}}")
-        elif m.group("mathop"):
-            replace(m.start(), m.end(), rf"\mathop{{\mathrm{{{m.group('opname')}}}}}")
-        del kind
     out.append(tex[pos:])
-    result = "".join(out)
-    # `\\{…\\}` outside any environment: a non-raw docstring's spelling of `\{…\}` (Python reads
-    # "\\{" as "\{", and so did the original site); a line break there would mean nothing.
-    if "\\\\" in result and "\\begin" not in result and _BRACED_LINE_BREAK.search(result):
-        final: list[str] = []
-        last = 0
-        shift = 0
-        new_edits: list[tuple[int, int, int]] = []
-        for m in _BRACED_LINE_BREAK.finditer(result):
-            final.append(result[last:m.start()])
-            final.append("\\")
-            new_edits.append((m.start() - shift, 1, 2))
-            shift += 1
-            last = m.end()
-        final.append(result[last:])
-        # Compose: map through the second set of edits first, then the first (see _source_offset).
-        return "".join(final), edits + [(-1, 0, 0)] + new_edits
-    return result, edits
+    return "".join(out), edits
 
 
 _TEXT_START = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{")
@@ -262,10 +332,6 @@ def _text_ranges(tex: str) -> list[tuple[int, int]]:
 
 def _source_offset(offset: int, edits: list[tuple[int, int, int]]) -> int:
     """Map an offset in the rewritten TeX back to the author's TeX."""
-    if (-1, 0, 0) in edits:
-        split = edits.index((-1, 0, 0))
-        offset = _source_offset(offset, edits[split + 1 :])
-        edits = edits[:split]
     shift = 0
     for start, new_len, old_len in edits:
         if offset < start:
@@ -351,6 +417,8 @@ def _converter(macros: tuple[tuple[str, str], ...] = ()) -> LatexToMathML:
         fancy_error=False,
         max_expansions=MAX_EXPANSIONS,
         id_prefix=EQUATION_ID_PREFIX,
+        # \widetilde, \widecheck, \utilde: KaTeX has them, and Chromium draws them (stretched).
+        allow_unreliable_rendering=True,
     )
 
 
@@ -386,7 +454,7 @@ _NOT_XML = re.compile(r"[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _LAST_LINE_COMMENT = re.compile(r"(?<!\\)(?:\\\\)*%[^\n]*\S[^\n]*$")
 
 
-def _prepare(tex: str) -> tuple[str, list[tuple[int, int, int]]]:
+def _prepare(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
     if not isinstance(tex, str):
         raise TypeError(f"tex must be str, not {type(tex).__name__}")
     if not tex.strip():
@@ -411,7 +479,7 @@ def _prepare(tex: str) -> tuple[str, list[tuple[int, int, int]]]:
                 line,
             )
     _check_bounds(tex)
-    return _rewrite(tex)
+    return _rewrite(tex, display)
 
 
 def _needs_big_stack(prepared: str, macros: tuple) -> bool:
@@ -432,7 +500,7 @@ def tex_to_mathml(tex: str, display: bool, macros: tuple[tuple[str, str], ...] =
     TeX in ``<annotation encoding="application/x-tex">``. Cached per distinct formula. Numbered
     environments number from (1): use `typeset_page` for a page's formulas together.
     """
-    prepared, edits = _prepare(tex)
+    prepared, edits = _prepare(tex, display)
     converter = _converter(macros)
     try:
         if _needs_big_stack(prepared, macros):
@@ -478,7 +546,7 @@ def typeset_page(
 
 @functools.lru_cache(maxsize=256)
 def _typeset_together(formulas: tuple[tuple[str, bool], ...], macros: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
-    prepared = [(_prepare(tex)[0], display) for tex, display in formulas]
+    prepared = [(_prepare(tex, display)[0], display) for tex, display in formulas]
     converter = _converter(macros)
     try:
         raws = _convert_safely(converter, "convert_all", prepared)
