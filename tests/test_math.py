@@ -604,3 +604,33 @@ def test_parsing_is_bounded(tex: str) -> None:
     # exception). Too deep or too long is a MathError naming the limit.
     with pytest.raises(MathError, match="nests more than|characters long|too many expansions"):
         tex_to_mathml(tex, True)
+
+
+# ------------------------------------------------------------------------------------------------
+# On the page: errors are findings with file, line and column, and visible escaped boxes
+
+
+def test_a_failed_formula_is_a_finding_and_an_escaped_box_that_keeps_the_paragraph_whole() -> None:
+    from labml_site.typeset.page import analyse
+
+    source = '"""\n# T\n\nText $$\\frac{a}{<b>} \\foo$$ more text.\n\n$$\n\\alpha +\n\\bar\n$$\n\nInline $\\zzz$.\n"""\nx = 1\n'
+    page = analyse("pkg/m.py", "pkg/m.html", source)
+    body = "".join(block.english for section in page.sections for block in section.blocks)
+    assert "<pre" not in body.split("more text")[0]  # inside the paragraph: a <code>, never <pre> in <p>
+    assert '<code class="math-error"' in body and "\\frac{a}{&lt;b&gt;} \\foo" in body
+    assert '<pre class="math-error"' in body  # a display formula alone in its paragraph
+    errors = [f for f in page.findings if f.code == "math"]
+    assert [(f.path, f.line) for f in errors] == [("pkg/m.py", 4), ("pkg/m.py", 9), ("pkg/m.py", 11)]
+    assert "column 15" in errors[0].message and r"\foo" in errors[0].message
+    assert "line 4, column 1" in errors[1].message  # \bar lacks its argument: the end of the formula
+    assert r"\zzz" in errors[2].message
+
+
+def test_page_macros_from_front_matter() -> None:
+    from labml_site.typeset.page import analyse
+
+    source = '"""\n---\ntitle: M\nmacros:\n  "\\\\RR": "\\\\mathbb{R}"\n  half: "\\\\frac{1}{2}"\n---\n\n$x \\in \\RR^n$, $\\half$\n"""\n'
+    page = analyse("m.py", "m.html", source)
+    assert not [f for f in page.findings if f.severity == "error"], page.findings
+    body = "".join(block.english for section in page.sections for block in section.blocks)
+    assert "\u211d" in body and "<mfrac>" in body

@@ -646,6 +646,41 @@ def _merge_letters(body: str) -> str:
     return _LETTER_SCRIPT.sub(_merged_script, body)
 
 
+# \mathop{…} with scripts: TeX puts them under and over in display style (\displaylimits);
+# math-core writes them as side scripts.
+_MATHOP_SCRIPTS = re.compile(
+    r"<(msub|msup|msubsup)>(<mpadded style=\"padding-left:[^\"]*;padding-right:[^\"]*;\">)"
+)
+_LIMITS = {"msub": "munder", "msup": "mover", "msubsup": "munderover"}
+
+
+def _mathop_limits(body: str) -> str:
+    """Each msub/msup/msubsup whose base is \mathop's <mpadded>, as munder/mover/munderover."""
+    out: list[str] = []
+    pos = 0
+    for m in _MATHOP_SCRIPTS.finditer(body):
+        tag = m.group(1)
+        end = _closing_tag(body, m.start(), tag)
+        if end < 0 or m.start() < pos:
+            continue
+        limits = _LIMITS[tag]
+        out.append(body[pos : m.start()])
+        out.append(f"<{limits}>" + body[m.end(1) + 1 : end] + f"</{limits}>")
+        pos = end + len(f"</{tag}>")
+    out.append(body[pos:])
+    return "".join(out)
+
+
+def _closing_tag(body: str, start: int, tag: str) -> int:
+    """Index of the end tag matching the <tag> at `start` (-1: none)."""
+    depth = 0
+    for m in re.finditer(rf"<(/?){tag}(?:\s[^>]*)?>", body[start:]):
+        depth += -1 if m.group(1) else 1
+        if depth == 0:
+            return start + m.start()
+    return -1
+
+
 def _finish(raw: str, tex: str, display: bool) -> str:
     m = _OUTER.match(raw)
     if m is None:
@@ -659,9 +694,18 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         body = _SIZED_BASE.sub(_sized_base, body)
     if "</mi><mi>" in body:
         body = _merge_letters(body)
+    if "\u20d7" in body:
+        # \vec: the combining arrow drifts left of its base in Chromium; a small → sits on it.
+        body = body.replace('<mo stretchy="false">\u20d7</mo></mover>', '<mo stretchy="false" mathsize="70%">\u2192</mo></mover>')
+    if display and "<mpadded style=" in body:
+        body = _mathop_limits(body)
     mode = "block" if display else "inline"
+    # A numbered equation is one full-width <mtable>: left unwrapped, so that its width (100 %,
+    # the number at the right margin) is the formula's (math.css makes <semantics> a block).
+    if not (body.startswith("<mtable") and _closing_tag(body, 0, "mtable") == len(body) - len("</mtable>")):
+        body = f"<mrow>{body}</mrow>"
     markup = (
-        f'<math xmlns="{MATHML_NS}" display="{mode}"><semantics><mrow>{body}</mrow>'
+        f'<math xmlns="{MATHML_NS}" display="{mode}"><semantics>{body}'
         f'<annotation encoding="application/x-tex">{_escape_text(tex)}</annotation></semantics></math>'
     )
     problem = _fast_problem(markup)
