@@ -7,8 +7,8 @@ Reads every `.py`/`.md` file under CORPUS_DIR the way the builder does (`parse_s
 and converts each distinct one with `tex_to_mathml`, uncached. Prints occurrences and distinct
 formulas, how many are refused (with the first --show of them and their errors), formulas per
 CPU-second (best of --repeat), and the KaTeX-set coverage of `tests/data/katex_functions.tsv`.
-It also times one cold build's worth of math (every occurrence, cache cleared) so the share of
-math in a cold build can be compared with `benchmarks/build_bench.py`. Exits 0 either way.
+It also builds the corpus cold (English, one process, no cache) and prints the share of its CPU
+time spent on math, and the math errors of that build. Exits 0 either way.
 """
 from __future__ import annotations
 
@@ -82,16 +82,55 @@ def main() -> int:
     rate = len(distinct) / best if best else float("inf")
     print(f"speed: {rate:,.0f} distinct formulas per CPU-second ({best:.3f} CPU-s for {len(distinct)})"
           f" — goal {GOAL_PER_CPU_S:,}: {'met' if rate >= GOAL_PER_CPU_S else 'NOT met'}")
-    tm.tex_to_mathml.cache_clear()
-    start = time.process_time()
-    for tex, display, _, _ in found:
+    # A cold build's per-file work (parse, prose, math, highlighting: typeset.page.analyse), math
+    # caches cleared, and the part of it spent typesetting math (an upper bound of its share).
+    from labml_site.typeset import page as typeset_page
+
+    files = [p for p in sorted(args.corpus.rglob("*")) if p.suffix in (".py", ".md") and p.is_file()]
+    texts = [(str(p.relative_to(args.corpus)), p.read_text(encoding="utf-8", errors="replace")) for p in files]
+    spent = [0.0]
+    original = typeset_page.typeset_page
+
+    def timed(*a, **k):
+        t = time.process_time()
         try:
-            tm.tex_to_mathml(tex, display)
-        except tm.MathError:
-            pass
-    cold = time.process_time() - start
-    print(f"cold build's math: {cold:.3f} CPU-s for {len(found)} occurrences (cached per distinct formula);"
-          " compare with the cold build's CPU seconds from benchmarks/build_bench.py (goal: under 5 %)")
+            return original(*a, **k)
+        finally:
+            spent[0] += time.process_time() - t
+
+    tm.tex_to_mathml.cache_clear()
+    tm._typeset_together.cache_clear()
+    typeset_page.typeset_page = timed
+    start = time.process_time()
+    for rel, text in texts:
+        typeset_page.analyse(rel, rel.rsplit(".", 1)[0] + ".html", text)
+    whole = time.process_time() - start
+    typeset_page.typeset_page = original
+    share = spent[0] / whole if whole else 0.0
+    print(f"analysis alone: math {spent[0]:.3f} of {whole:.3f} CPU-s for {len(texts)} files = {share:.1%}")
+    # A real cold build of the corpus (English, one process, no cache), and its math.
+    import shutil
+    import tempfile
+
+    from labml_site.build.config import BuildConfig
+    from labml_site.build.site import build
+
+    tm.tex_to_mathml.cache_clear()
+    tm._typeset_together.cache_clear()
+    spent[0] = 0.0
+    typeset_page.typeset_page = timed
+    with tempfile.TemporaryDirectory() as scratch:
+        (Path(scratch) / "translations").mkdir()
+        start = time.process_time()
+        result = build(BuildConfig(args.corpus, Path(scratch) / "translations", Path(scratch) / "site",
+                                   langs=("en",), jobs=1, cache=False))
+        whole = time.process_time() - start
+        shutil.rmtree(Path(scratch) / "site", ignore_errors=True)
+    typeset_page.typeset_page = original
+    math_errors = [f for f in result.report.errors if f.code == "math"]
+    share = spent[0] / whole if whole else 0.0
+    print(f"cold build (en, one process): math {spent[0]:.3f} of {whole:.2f} CPU-s = {share:.1%}"
+          f" — goal under 5 %: {'met' if share < 0.05 else 'NOT met'}; math errors in the build: {len(math_errors)}")
     try:
         sys.path.insert(0, str(ROOT / "tests"))
         from katex_coverage import coverage  # type: ignore
