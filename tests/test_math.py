@@ -634,3 +634,32 @@ def test_page_macros_from_front_matter() -> None:
     assert not [f for f in page.findings if f.severity == "error"], page.findings
     body = "".join(block.english for section in page.sections for block in section.blocks)
     assert "\u211d" in body and "<mfrac>" in body
+
+
+@pytest.mark.parametrize("tex,texts", [
+    (r"\text{for $x > 0$ and $y$}", ["for", "and"]),
+    (r"\textbf{if $a$ then}", ["if", "then"]),
+])
+def test_math_inside_text(tex: str, texts: list[str]) -> None:
+    markup = tex_to_mathml(tex, False)
+    assert validate_mathml(markup, expected_tex=tex) == []
+    assert [e.text.strip() for e in find_all(markup, "mtext") if (e.text or "").strip()] == texts
+    assert "x" in [e.text for e in find_all(markup, "mi")] or "a" in [e.text for e in find_all(markup, "mi")]
+
+
+@pytest.mark.parametrize("tex", [
+    r"\nu \in \\{1, 2, \dots, n \\}",  # a non-raw docstring's \{…\}
+    r"\text{B\small{ERT}}(N) + \textbf{\small if } \text{\small E\scriptsize MPTY}",
+    r"G^{*} = \arg \min_{G} \max_{D} V(D, G)",
+    r"\textcolor{lightgreen}{\phi} + \color{coral} x",
+    r"D(\pmb{x}) \mathop{\mathbb{E}}_{s' \sim \large{\varepsilon}} \Big[ r \Big]",
+    "\\lVert F(x) \\rVert_1\\\n  \\lVert G(y) \\rVert_1",  # "\" + newline: a control space
+])
+def test_what_the_real_corpus_writes_converts(tex: str) -> None:
+    for display in (False, True):
+        markup = tex_to_mathml(tex, display)
+        assert validate_mathml(markup, expected_tex=tex) == []
+        rendered = "".join(presentation(markup).itertext())
+        assert not re.search(r"\\[A-Za-z]", rendered), rendered
+    braces = [e.text for e in find_all(tex_to_mathml(r"\nu \in \\{1, 2 \\}", False), "mo")]
+    assert "{" in braces and "}" in braces

@@ -287,6 +287,10 @@ def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
             if close > 0:
                 repl.append((start, end, r"{\begin{subarray}{c}"))
                 repl.append((close, close + 1, r"\end{subarray}}"))
+    # Math inside text (`\text{for $x > 0$}`, as KaTeX reads it): the text closes before the
+    # formula and opens again after it, with the same command.
+    if "$" in tex and "\\text" in tex:
+        repl += _math_in_text(tex)
     # `\\{…\\}` outside any environment: a non-raw docstring's spelling of `\{…\}` (Python reads
     # "\\{" as "\{", and so did the original site); a line break there would mean nothing.
     if "\\\\" in tex and "\\begin" not in tex:
@@ -313,6 +317,36 @@ def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
 
 
 _TEXT_START = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{")
+
+
+def _math_in_text(tex: str) -> list[tuple[int, int, str]]:
+    """Rewrites for `$…$` pairs at the top level of a text argument: `$` → `}` and `$` → `\\text{`."""
+    repl = []
+    for m in _TEXT_START.finditer(tex):
+        close = _matching_brace(tex, m.end() - 1)
+        if close < 0:
+            continue
+        command = tex[m.start() : m.end() - 1].rstrip()
+        depth = 0
+        opened = -1
+        i = m.end()
+        while i < close:
+            c = tex[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+            elif c == "$" and depth == 0:
+                if opened < 0:
+                    opened = i
+                else:
+                    repl += [(opened, opened + 1, "}"), (i, i + 1, command + "{")]
+                    opened = -1
+            i += 1
+    return repl
 
 
 def _text_ranges(tex: str) -> list[tuple[int, int]]:
