@@ -240,3 +240,33 @@ if __name__ == "__main__":  # write the page and a screenshot to artifacts/ to l
         tab.screenshot(path=str(ARTIFACTS / "math-typography.png"), full_page=True)
         b.close()
     print(ARTIFACTS / "math-typography.png")
+
+
+@pytest.mark.browser
+def test_a_numbered_equation_wider_than_its_column_scrolls_and_keeps_its_number_clear(browser, tmp_path: Path) -> None:
+    wide = r"\begin{align} L &= \mathbb{E}\Bigg[\bigg(r + \gamma \max_{a'} Q(s', a'; \theta^-) - Q(s, a; \theta)\bigg)^2\Bigg] + \lambda \lVert \theta \rVert_2^2 \end{align}"
+    narrow = r"\begin{equation} a = b \end{equation}"
+    page = tmp_path / "narrow.html"
+    page.write_text(
+        f'<!doctype html><meta charset="utf-8"><link rel="stylesheet" href="{MATH_CSS.as_uri()}">'
+        f'<div style="width:300px;font-size:18px" id="w">{tex_to_mathml(wide, True)}</div>'
+        f'<div style="width:300px;font-size:18px" id="n">{tex_to_mathml(narrow, True)}</div>',
+        encoding="utf-8",
+    )
+    tab = browser.new_page(viewport={"width": 400, "height": 600})
+    try:
+        tab.goto(page.as_uri())
+        tab.evaluate("document.fonts.ready")
+        cells = tab.evaluate(
+            "(id) => [...document.querySelectorAll('#' + id + ' mtd')].map(td => {"
+            " const r = td.getBoundingClientRect(); return [r.left, r.right, td.textContent]; })",
+            "w",
+        )
+        content = max(right for left, right, text in cells if text and not text.startswith("("))
+        number = next(left for left, right, text in cells if text == "(1)")
+        assert number >= content - 0.5, (number, content)  # after the formula, not over it
+        assert tab.evaluate("(() => { const m = document.querySelector('#w math'); return m.scrollWidth > m.clientWidth; })()")
+        right = tab.evaluate("document.querySelector('#n mtd:last-child').getBoundingClientRect().right")
+        assert abs(right - (8 + 300)) < 2  # a narrow one's number at the column's right edge
+    finally:
+        tab.close()
