@@ -38,6 +38,7 @@ CASES = [
     ("sqrt-sum", r"\sqrt{\sum_{i=1}^{n} x_i^2} = \frac{1}{\sqrt{d_k}}", True, "a display \\sum inside \\sqrt keeps its limits under"),
     ("text", r"\text{if } x > 0 \text{ and } \textbf{else} \text{ E\small{NCODER}}", False, "text upright, small caps by \\small"),
     ("colour", r"\textcolor{lightgreen}{\phi(k)} + \color{#cc3300} y", False, "CSS colour names and #rrggbb"),
+    ("laps", r"{=}\mathllap{/\,} \quad \mathrlap{\,/}{=} \quad \sum_{\mathclap{1\le i\le j\le n}} x_{ij} \quad \left(x^{\smash{2}}\right)", True, "overlaps: ≠ both ways, a wide limit not widening the sum, a smashed exponent"),
 ]
 NUMBERED = [
     ("numbered", r"\begin{align} a &= b + c \label{sum} \\ d &= e \end{align}", True, "numbers at the right"),

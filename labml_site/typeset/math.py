@@ -170,6 +170,7 @@ _REWRITE = re.compile(
     r"|(?P<kern>(?P<kcmd>kern|mkern|mskip|hskip|hspace\*)\s*\{(?P<kval>[^{}]*)\})"
     r"|(?P<edef>[ex]def(?![A-Za-z]))"
     r"|(?P<substack>substack\s*\{)"
+    r"|(?P<lap>(?P<lapcmd>smash|rlap|llap|clap|mathrlap|mathllap|mathclap)(?:\[[tb]\])?\s*\{)"
     r"|(?P<size>(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge)(?![A-Za-z]))"
     r"|(?P<nulldelim>(?:big|Big|bigg|Bigg)[lrm]?\s*\.)"
     r"|(?P<textesc>[%&#$_] )"
@@ -179,9 +180,19 @@ _REWRITE = re.compile(
 # Substrings without which no _REWRITE alternative can match (checking them is cheaper than a scan).
 _REWRITE_TRIGGERS = (
     "color", "pmb", "\\\n", "align", "split", "matrix", "mathop", "kern", "skip", "hspace", "def",
-    "substack", "tiny", "size", "small", "arge", "LARGE", "uge", "g.", "g .", "l.", "r.", "m.",
+    "substack", "smash", "lap", "tiny", "size", "small", "arge", "LARGE", "uge", "g.", "g .", "l.", "r.", "m.",
     "\\% ", "\\& ", "\\# ", "\\$ ", "\\_ ",
 )
+# Marker colours for constructs math-core lacks, replaced in _finish (see _unmark).
+_MARKER_PREFIX = "01F00"
+_MARKERS = {"smash": "01F00A", "rlap": "01F00B", "llap": "01F00C", "clap": "01F00D"}
+_MARKED = {
+    "01F00A": ('<mpadded height="0" depth="0">', "</mpadded>"),
+    "01F00B": ('<mpadded width="0">', "</mpadded>"),
+    "01F00C": ('<mpadded width="0"><mrow class="tex-llap">', "</mrow></mpadded>"),
+    "01F00D": ('<mpadded width="0"><mrow class="tex-clap">', "</mrow></mpadded>"),
+}
+_MARKER_START = re.compile(r'<mrow style="color:#(01F00[A-D]);">')
 _BRACED_LINE_BREAK = re.compile(r"\\\\(?=[{}])")
 _TAG_OR_LABEL = re.compile(r"\\(?:tag|label)(?![A-Za-z])")
 
@@ -282,6 +293,15 @@ def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
             repl.append((start, end, rf"\{command} {value}"))
         elif m.group("edef"):
             repl.append((start, end, r"\def"))
+        elif m.group("lap"):
+            # \smash, \rlap, \llap, \clap (and \math… forms), which math-core lacks: the argument
+            # in a marker colour that _finish turns into the <mpadded> KaTeX would draw.
+            close = _matching_brace(tex, end - 1)
+            if close > 0 and _MARKER_PREFIX not in tex.upper():
+                command = m.group("lapcmd")
+                text = command in ("rlap", "llap", "clap")
+                repl.append((start, end, rf"\textcolorhtml{{{_MARKERS[command.replace('math', '')]}}}{{" + (r"\text{" if text else "")))
+                repl.append((close, close + 1, "}}" if text else "}"))
         elif m.group("substack"):
             close = _matching_brace(tex, end - 1)
             if close > 0:
@@ -741,6 +761,19 @@ def _closing_tag(body: str, start: int, tag: str) -> int:
     return -1
 
 
+def _unmark(body: str) -> str:
+    """Each marker-coloured <mrow> (from _rewrite) as the element it stands for."""
+    while True:
+        m = _MARKER_START.search(body)
+        if m is None:
+            return body
+        end = _closing_tag(body, m.start(), "mrow")
+        if end < 0:
+            return body
+        start_tag, end_tag = _MARKED[m.group(1)]
+        body = body[: m.start()] + start_tag + body[m.end() : end] + end_tag + body[end + len("</mrow>") :]
+
+
 def _finish(raw: str, tex: str, display: bool) -> str:
     if raw.startswith("<math>"):
         body = raw[6:-7]
@@ -758,6 +791,8 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         body = _SIZED_BASE.sub(_sized_base, body)
     if "<mrow><mi>" in body and "</mi></mrow></ms" in body:
         body = _merge_letters(body)
+    if 'color:#01F00' in body:
+        body = _unmark(body)
     if "\u20d7" in body:
         # \vec: the combining arrow drifts left of its base in Chromium; a small → sits on it.
         body = body.replace('<mo stretchy="false">\u20d7</mo></mover>', '<mo stretchy="false" mathsize="70%">\u2192</mo></mover>')
@@ -802,7 +837,7 @@ _ARITY = {"msub": 2, "msup": 2, "mfrac": 2, "mroot": 2, "munder": 2, "mover": 2,
 _TEXT_ONLY_ELEMENTS = frozenset({"mi", "mn", "mo", "mtext", "ms", "annotation"})
 _ONLY_CHILD = {"mtable": "mtr", "mtr": "mtd"}
 _CLASSES = frozenset(
-    {"text-serif", "text-small-caps", "text-strike", "text-underline",
+    {"tex-llap", "tex-clap", "text-serif", "text-small-caps", "text-strike", "text-underline",
      "menclose-updiagonalstrike", "menclose-downdiagonalstrike", "menclose-phasorangle", "math-core-unknown-cmd"}
 )
 # Inline CSS math-core writes (padding, widths, alignment, colours, font sizes): plain
