@@ -38,6 +38,7 @@ CASES = [
     ("sqrt-sum", r"\sqrt{\sum_{i=1}^{n} x_i^2} = \frac{1}{\sqrt{d_k}}", True, "a display \\sum inside \\sqrt keeps its limits under"),
     ("text", r"\text{if } x > 0 \text{ and } \textbf{else} \text{ E\small{NCODER}}", False, "text upright, small caps by \\small"),
     ("colour", r"\textcolor{lightgreen}{\phi(k)} + \color{#cc3300} y", False, "CSS colour names and #rrggbb"),
+    ("fences", r"\left( x \right) + \left\langle q, k \right\rangle + \left( \frac{a}{b} \right) + \left[ \sum_i x_i \right]", True, "\\left…\\right hugs short content, stretches round tall"),
     ("laps", r"{=}\mathllap{/\,} \quad \mathrlap{\,/}{=} \quad \sum_{\mathclap{1\le i\le j\le n}} x_{ij} \quad \left(x^{\smash{2}}\right)", True, "overlaps: ≠ both ways, a wide limit not widening the sum, a smashed exponent"),
 ]
 NUMBERED = [
@@ -218,6 +219,11 @@ def test_chromium_spaces_and_sizes_like_tex(browser) -> None:
         sigma = next(leaf for leaf in root if leaf[1] == "\u2211")
         lower = next(leaf for leaf in root if leaf[1] == "i")
         assert lower[4] >= sigma[5] - 1  # under the sigma inside the display \sqrt
+
+        fences = leaves("fences")
+        assert gap_after(fences, 0) < 0.1 * em and gap_after(fences, 1) < 0.1 * em  # "(x)", not "( x )"
+        brackets = [leaf for leaf in fences if leaf[1] in "[]"]
+        assert (brackets[0][5] - brackets[0][4]) > 1.5 * em  # round a display \sum: stretched
 
         anchor = tab.evaluate("document.querySelector('#ref a').getAttribute('href')")
         assert anchor == "#eq-sum" and tab.evaluate("!!document.getElementById('eq-sum')")

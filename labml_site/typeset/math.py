@@ -774,6 +774,36 @@ def _unmark(body: str) -> str:
         body = body[: m.start()] + start_tag + body[m.end() : end] + end_tag + body[end + len("</mrow>") :]
 
 
+# \left( … \right) around content no taller than a line (tokens and scripts): Chromium gives a
+# stretchy vertical operator the width of its widest size variant or assembly part, whatever its
+# height (MathML Core's rule; 0.875em for Latin Modern's parentheses), so "( x )" gaps where TeX
+# sets "(x)". At that height TeX uses the normal glyph, which stretchy="false" draws.
+_LEFT_RIGHT = re.compile(r"<mrow><mo>([^<]+)</mo>")
+_TALL = re.compile(r"<(?:mfrac|msqrt|mroot|mtable|munder|mover|munderover|mpadded|menclose|mstyle)[ >]|minsize=|[\u220f-\u2211\u222b-\u2233\u22c0-\u22c3\u2a00-\u2a0c]|displaystyle")
+
+
+def _small_fences(body: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _LEFT_RIGHT.finditer(body):
+        if m.start() < pos:
+            continue
+        end = _closing_tag(body, m.start(), "mrow")
+        inner = body[m.end() : end]
+        if end < 0 or not inner.endswith("</mo>") or _TALL.search(inner):
+            continue
+        close = inner.rfind("<mo>")
+        if close < 0 or "<mrow><mo>" in inner:
+            continue  # a nested \left … \right: leave both
+        out.append(body[pos : m.start()])
+        out.append(f'<mrow><mo stretchy="false">{m.group(1)}</mo>{inner[:close]}<mo stretchy="false">{inner[close + 4:]}')
+        pos = end
+    if not out:
+        return body
+    out.append(body[pos:])
+    return "".join(out)
+
+
 def _finish(raw: str, tex: str, display: bool) -> str:
     if raw.startswith("<math>"):
         body = raw[6:-7]
@@ -791,6 +821,8 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         body = _SIZED_BASE.sub(_sized_base, body)
     if "<mrow><mi>" in body and "</mi></mrow></ms" in body:
         body = _merge_letters(body)
+    if "<mrow><mo>" in body:
+        body = _small_fences(body)
     if 'color:#01F00' in body:
         body = _unmark(body)
     if "\u20d7" in body:
