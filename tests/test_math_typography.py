@@ -39,6 +39,7 @@ CASES = [
     ("text", r"\text{if } x > 0 \text{ and } \textbf{else} \text{ E\small{NCODER}}", False, "text upright, small caps by \\small"),
     ("colour", r"\textcolor{lightgreen}{\phi(k)} + \color{#cc3300} y", False, "CSS colour names and #rrggbb"),
     ("fences", r"\left( x \right) + \left\langle q, k \right\rangle + \left( \frac{a}{b} \right) + \left[ \sum_i x_i \right]", True, "\\left…\\right hugs short content, stretches round tall"),
+    ("boxes", r"\colorbox{aqua}{$F=ma$} + \fcolorbox{red}{lightyellow}{text} + \boxed{x} + \cancel{y}", False, "coloured and framed boxes"),
     ("laps", r"{=}\mathllap{/\,} \quad \mathrlap{\,/}{=} \quad \sum_{\mathclap{1\le i\le j\le n}} x_{ij} \quad \left(x^{\smash{2}}\right)", True, "overlaps: ≠ both ways, a wide limit not widening the sum, a smashed exponent"),
 ]
 NUMBERED = [

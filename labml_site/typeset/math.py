@@ -107,6 +107,8 @@ _COMPAT_MACROS: dict[str, str] = {
     "varliminf": r"\mathop{\underline{\mathrm{lim}}}",
     "varlimsup": r"\mathop{\overline{\mathrm{lim}}}",
     "textmd": r"\text{#1}",
+    "mbox": r"\text{#1}",
+    "hbox": r"\text{#1}",
     "textnormal": r"\text{#1}",
     "textup": r"\text{#1}",
 }
@@ -170,6 +172,7 @@ _REWRITE = re.compile(
     r"|(?P<kern>(?P<kcmd>kern|mkern|mskip|hskip|hspace\*)\s*\{(?P<kval>[^{}]*)\})"
     r"|(?P<edef>[ex]def(?![A-Za-z]))"
     r"|(?P<substack>substack\s*\{)"
+    r"|(?P<cbox>(?P<cboxcmd>colorbox|fcolorbox)\s*" + _COLOUR_ARG.replace("(#", "(?P<cbox1>#", 1) + r"(?:\s*" + _COLOUR_ARG.replace("(#", "(?P<cbox2>#", 1) + r")?\s*\{)"
     r"|(?P<lap>(?P<lapcmd>smash|rlap|llap|clap|mathrlap|mathllap|mathclap)(?:\[[tb]\])?\s*\{)"
     r"|(?P<size>(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge)(?![A-Za-z]))"
     r"|(?P<nulldelim>(?:big|Big|bigg|Bigg)[lrm]?\s*\.)"
@@ -180,19 +183,27 @@ _REWRITE = re.compile(
 # Substrings without which no _REWRITE alternative can match (checking them is cheaper than a scan).
 _REWRITE_TRIGGERS = (
     "color", "pmb", "\\\n", "align", "split", "matrix", "mathop", "kern", "skip", "hspace", "def",
-    "substack", "smash", "lap", "tiny", "size", "small", "arge", "LARGE", "uge", "g.", "g .", "l.", "r.", "m.",
+    "substack", "smash", "lap", "colorbox", "tiny", "size", "small", "arge", "LARGE", "uge", "g.", "g .", "l.", "r.", "m.",
     "\\% ", "\\& ", "\\# ", "\\$ ", "\\_ ",
 )
 # Marker colours for constructs math-core lacks, replaced in _finish (see _unmark).
 _MARKER_PREFIX = "01F00"
-_MARKERS = {"smash": "01F00A", "rlap": "01F00B", "llap": "01F00C", "clap": "01F00D"}
+_MARKERS = {"smash": "01F00A", "rlap": "01F00B", "llap": "01F00C", "clap": "01F00D", "box": "01F00E"}
+# xcolor's names as math-core resolves them, for \colorbox (which _rewrite resolves itself).
+_MATH_CORE_HEX = {
+    "red": "FF0000", "green": "03FF00", "blue": "0000FF", "cyan": "00B9F2", "magenta": "FB3199",
+    "yellow": "FFEB3D", "black": "000000", "gray": "808080", "white": "FFFFFF", "darkgray": "404040",
+    "lightgray": "BFBFBF", "brown": "BF803F", "lime": "BFFF04", "olive": "9F8C18", "orange": "FF8001",
+    "pink": "FFBFBF", "purple": "BF0140", "teal": "008080", "violet": "800080",
+}
 _MARKED = {
     "01F00A": ('<mpadded height="0" depth="0">', "</mpadded>"),
     "01F00B": ('<mpadded width="0">', "</mpadded>"),
     "01F00C": ('<mpadded width="0"><mrow class="tex-llap">', "</mrow></mpadded>"),
     "01F00D": ('<mpadded width="0"><mrow class="tex-clap">', "</mrow></mpadded>"),
 }
-_MARKER_START = re.compile(r'<mrow style="color:#(01F00[A-D]);">')
+_MARKER_START = re.compile(r'<mrow style="color:#(01F00[A-E]);">')
+_BOX_COLOURS = re.compile(r'^(<mrow>)?((?:<mrow style="color:#[0-9A-F]{6};"><mrow></mrow></mrow>){1,2})')
 _BRACED_LINE_BREAK = re.compile(r"\\\\(?=[{}])")
 _TAG_OR_LABEL = re.compile(r"\\(?:tag|label)(?![A-Za-z])")
 
@@ -293,6 +304,17 @@ def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
             repl.append((start, end, rf"\{command} {value}"))
         elif m.group("edef"):
             repl.append((start, end, r"\def"))
+        elif m.group("cbox"):
+            # \colorbox{bg}{text}, \fcolorbox{frame}{bg}{text}: a marker row holding the colours
+            # (as empty coloured rows) and the text; _unmark makes it a padded box.
+            two = m.group("cboxcmd") == "fcolorbox"
+            colours = [m.group("cbox1")] + ([m.group("cbox2")] if two else [])
+            hexes = [_colour_hex(c) or _MATH_CORE_HEX.get(c) for c in colours]
+            close = _matching_brace(tex, end - 1)
+            if close > 0 and None not in hexes and (m.group("cbox2") is not None) == two and _MARKER_PREFIX not in tex.upper():
+                inner = "".join(rf"\textcolorhtml{{{h}}}{{}}" for h in hexes)
+                repl.append((start, end, rf"\textcolorhtml{{{_MARKERS['box']}}}{{{inner}\text{{"))
+                repl.append((close, close + 1, "}}"))
         elif m.group("lap"):
             # \smash, \rlap, \llap, \clap (and \math… forms), which math-core lacks: the argument
             # in a marker colour that _finish turns into the <mpadded> KaTeX would draw.
@@ -309,7 +331,7 @@ def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
                 repl.append((close, close + 1, r"\end{subarray}}"))
     # Math inside text (`\text{for $x > 0$}`, as KaTeX reads it): the text closes before the
     # formula and opens again after it, with the same command.
-    if "$" in tex and "\\text" in tex:
+    if "$" in tex:
         repl += _math_in_text(tex)
     # `\\{…\\}` outside any environment: a non-raw docstring's spelling of `\{…\}` (Python reads
     # "\\{" as "\{", and so did the original site); a line break there would mean nothing.
@@ -339,14 +361,17 @@ def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
 _TEXT_START = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{")
 
 
+_TEXT_ARGUMENT = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{|\\(f?colorbox)\s*\{[^{}]*\}(?:\s*\{[^{}]*\})??\s*\{(?=[^{}]*\$)")
+
+
 def _math_in_text(tex: str) -> list[tuple[int, int, str]]:
     """Rewrites for `$…$` pairs at the top level of a text argument: `$` → `}` and `$` → `\\text{`."""
     repl = []
-    for m in _TEXT_START.finditer(tex):
+    for m in _TEXT_ARGUMENT.finditer(tex):
         close = _matching_brace(tex, m.end() - 1)
         if close < 0:
             continue
-        command = tex[m.start() : m.end() - 1].rstrip()
+        command = tex[m.start() : m.end() - 1].rstrip() if not m.group(1) else r"\text"
         depth = 0
         opened = -1
         i = m.end()
@@ -770,8 +795,18 @@ def _unmark(body: str) -> str:
         end = _closing_tag(body, m.start(), "mrow")
         if end < 0:
             return body
-        start_tag, end_tag = _MARKED[m.group(1)]
-        body = body[: m.start()] + start_tag + body[m.end() : end] + end_tag + body[end + len("</mrow>") :]
+        inner = body[m.end() : end]
+        if m.group(1) == _MARKERS["box"]:
+            colours = _BOX_COLOURS.match(inner)
+            hexes = re.findall(r"#([0-9A-F]{6})", colours.group(2)) if colours else []
+            inner = (colours.group(1) or "") + inner[colours.end() :] if colours else inner
+            style = f"background-color:#{hexes[-1]};padding:0.1em 0.25em;" if hexes else ""
+            if len(hexes) == 2:
+                style += f"border:0.06em solid #{hexes[0]};"
+            start_tag, end_tag = (f'<mpadded style="{style}">', "</mpadded>")
+        else:
+            start_tag, end_tag = _MARKED[m.group(1)]
+        body = body[: m.start()] + start_tag + inner + end_tag + body[end + len("</mrow>") :]
 
 
 # \left( … \right) around content no taller than a line (tokens and scripts): Chromium gives a
@@ -823,7 +858,7 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         body = _merge_letters(body)
     if "<mrow><mo>" in body:
         body = _small_fences(body)
-    if 'color:#01F00' in body:
+    if "color:#01F00" in body:
         body = _unmark(body)
     if "\u20d7" in body:
         # \vec: the combining arrow drifts left of its base in Chromium; a small → sits on it.
