@@ -813,7 +813,7 @@ def _unmark(body: str) -> str:
 # stretchy vertical operator the width of its widest size variant or assembly part, whatever its
 # height (MathML Core's rule; 0.875em for Latin Modern's parentheses), so "( x )" gaps where TeX
 # sets "(x)". At that height TeX uses the normal glyph, which stretchy="false" draws.
-_LEFT_RIGHT = re.compile(r"<mrow><mo>([^<]+)</mo>")
+_LEFT_RIGHT = re.compile(r"<mrow><mo>([(\[{|/\\\u2016\u27e8\u27e6\u27ee\u230a\u2308\u2063\u2191\u2193\u2195\u21d1\u21d3\u21d5\u23b0\u231c\u231e])</mo>")
 _TALL = re.compile(r"<(?:mfrac|msqrt|mroot|mtable|munder|mover|munderover|mpadded|menclose|mstyle)[ >]|minsize=|[\u220f-\u2211\u222b-\u2233\u22c0-\u22c3\u2a00-\u2a0c]|displaystyle")
 
 
@@ -827,11 +827,11 @@ def _small_fences(body: str) -> str:
         inner = body[m.end() : end]
         if end < 0 or not inner.endswith("</mo>") or _TALL.search(inner):
             continue
-        close = inner.rfind("<mo>")
-        if close < 0 or "<mrow><mo>" in inner:
+        close = inner.rfind("<mo")
+        if close < 0 or _LEFT_RIGHT.search(inner) or "stretchy=" in inner[close : inner.find(">", close)]:
             continue  # a nested \left … \right: leave both
         out.append(body[pos : m.start()])
-        out.append(f'<mrow><mo stretchy="false">{m.group(1)}</mo>{inner[:close]}<mo stretchy="false">{inner[close + 4:]}')
+        out.append(f'<mrow><mo stretchy="false">{m.group(1)}</mo>{inner[:close]}<mo stretchy="false"{inner[close + 3:]}')
         pos = end
     if not out:
         return body
@@ -856,7 +856,7 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         body = _SIZED_BASE.sub(_sized_base, body)
     if "<mrow><mi>" in body and "</mi></mrow></ms" in body:
         body = _merge_letters(body)
-    if "<mrow><mo>" in body:
+    if "<mrow><mo>" in body and _LEFT_RIGHT.search(body):
         body = _small_fences(body)
     if "color:#01F00" in body:
         body = _unmark(body)
@@ -1064,7 +1064,11 @@ def _fast_problem(body: str) -> Optional[str]:
     structure (arity, nesting) is math-core's, and the tests run validate_mathml on every formula
     they convert."""
     head = body  # the presentation, without the <math>/<semantics> frame and the annotation
-    unknown = set(_ANY_TAG.findall(head)) - _GOOD_TAGS
+    tags = _ANY_TAG.findall(head)
+    if _GOOD_TAGS.issuperset(tags):
+        unknown: Iterable[str] = ()
+    else:
+        unknown = set(tags) - _GOOD_TAGS
     for tag in unknown:
         problem = _tag_problem(tag)
         if problem:
