@@ -437,6 +437,12 @@ _PIECES = [
     r"\begin{aligned}", r"\end{aligned}", r"\begin{pmatrix}", r"\end{pmatrix}", r"\sum", r"\mathop{f}",
     r"\mathbf{x}", r"\mathrm{d}", r"\operatorname{g}", r"\alpha", r"\sin", r"\foo", r"\top", r"\over",
     r"\underset", r"\color{red}", r"\cdot", r"\infty", r"\mathop{\mathrm{h}}", r"\limits", r"\%",
+    # what the rewrites and markers touch
+    r"\label{a}", r"\tag{1}", r"\eqref{a}", r"\newcommand{\q}{", r"\def\r#1{", "#1", r"\q", r"\r", "$",
+    r"\text{", r"\colorbox{aqua}{", r"\fcolorbox{red}{blue}{", r"\smash{", r"\mathllap{", r"\rlap{", r"\\{",
+    r"\\}", r"\textcolor{coral}{", r"\color{#abc}", r"\pmb{", r"\small", r"\large", r"\kern{1em}",
+    r"\substack{", r"\begin{split}", r"\end{split}", r"\begin{smallmatrix}", r"\end{smallmatrix}",
+    r"\begin{alignat}{2}", r"\end{alignat}", r"\Bigg.", r"\vec{v}", r"\left|", r"\right|", "\\\n",
 ]
 
 
