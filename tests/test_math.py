@@ -669,3 +669,21 @@ def test_what_the_real_corpus_writes_converts(tex: str) -> None:
         assert not re.search(r"\\[A-Za-z]", rendered), rendered
     braces = [e.text for e in find_all(tex_to_mathml(r"\nu \in \\{1, 2 \\}", False), "mo")]
     assert "{" in braces and "}" in braces
+
+
+def test_ref_is_the_bare_number_and_a_label_defined_twice_is_an_error() -> None:
+    from labml_site.typeset.math import typeset_page
+
+    first, reference, again = typeset_page([
+        (r"\begin{equation} a \label{x} \end{equation}", True),
+        (r"\text{see } \ref{x} \text{ and } \eqref{x}", False),
+        (r"\begin{equation} b \label{x} \end{equation}", True),
+    ])
+    assert 'id="eq-x"' in first
+    links = [a for a in parse(reference).iter() if a.tag.endswith("}a") or a.tag == "a"]
+    bare, with_parentheses = [a.text for a in links]
+    assert with_parentheses == f"({bare})" and bare.isdigit()  # \ref is the number, \eqref "(number)"
+    assert all(a.get("href") == "#eq-x" for a in links)
+    assert isinstance(again, MathError) and r"\label{x} is already defined" in str(again)
+    with pytest.raises(MathError, match="defined twice"):
+        tex_to_mathml(r"\begin{align} a \label{y} \\ b \label{y} \end{align}", True)

@@ -173,6 +173,7 @@ _REWRITE = re.compile(
     r"|(?P<edef>[ex]def(?![A-Za-z]))"
     r"|(?P<substack>substack\s*\{)"
     r"|(?P<cbox>(?P<cboxcmd>colorbox|fcolorbox)\s*" + _COLOUR_ARG.replace("(#", "(?P<cbox1>#", 1) + r"(?:\s*" + _COLOUR_ARG.replace("(#", "(?P<cbox2>#", 1) + r")?\s*\{)"
+    r"|(?P<ref>ref\s*\{)"
     r"|(?P<lap>(?P<lapcmd>smash|rlap|llap|clap|mathrlap|mathllap|mathclap)(?:\[[tb]\])?\s*\{)"
     r"|(?P<size>(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge)(?![A-Za-z]))"
     r"|(?P<nulldelim>(?:big|Big|bigg|Bigg)[lrm]?\s*\.)"
@@ -183,12 +184,12 @@ _REWRITE = re.compile(
 # Substrings without which no _REWRITE alternative can match (checking them is cheaper than a scan).
 _REWRITE_TRIGGERS = (
     "color", "pmb", "\\\n", "align", "split", "matrix", "mathop", "kern", "skip", "hspace", "def",
-    "substack", "smash", "lap", "colorbox", "tiny", "size", "small", "arge", "LARGE", "uge", "g.", "g .", "l.", "r.", "m.",
+    "substack", "smash", "lap", "colorbox", "ref", "tiny", "size", "small", "arge", "LARGE", "uge", "g.", "g .", "l.", "r.", "m.",
     "\\% ", "\\& ", "\\# ", "\\$ ", "\\_ ",
 )
 # Marker colours for constructs math-core lacks, replaced in _finish (see _unmark).
 _MARKER_PREFIX = "01F00"
-_MARKERS = {"smash": "01F00A", "rlap": "01F00B", "llap": "01F00C", "clap": "01F00D", "box": "01F00E"}
+_MARKERS = {"smash": "01F00A", "rlap": "01F00B", "llap": "01F00C", "clap": "01F00D", "box": "01F00E", "ref": "01F00F"}
 # xcolor's names as math-core resolves them, for \colorbox (which _rewrite resolves itself).
 _MATH_CORE_HEX = {
     "red": "FF0000", "green": "03FF00", "blue": "0000FF", "cyan": "00B9F2", "magenta": "FB3199",
@@ -202,7 +203,9 @@ _MARKED = {
     "01F00C": ('<mpadded width="0"><mrow class="tex-llap">', "</mrow></mpadded>"),
     "01F00D": ('<mpadded width="0"><mrow class="tex-clap">', "</mrow></mpadded>"),
 }
-_MARKER_START = re.compile(r'<mrow style="color:#(01F00[A-E]);">')
+_MARKER_START = re.compile(r'<mrow style="color:#(01F00[A-F]);">')
+_EQUATION_ID = re.compile(r' id="([^"]*)"')
+_REFERENCE_NUMBER = re.compile(r'(<a href="[^"]*">)\((.*?)\)(</a>)')
 _BOX_COLOURS = re.compile(r'^(<mrow>)?((?:<mrow style="color:#[0-9A-F]{6};"><mrow></mrow></mrow>){1,2})')
 _BRACED_LINE_BREAK = re.compile(r"\\\\(?=[{}])")
 _TAG_OR_LABEL = re.compile(r"\\(?:tag|label)(?![A-Za-z])")
@@ -314,6 +317,12 @@ def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
             if close > 0 and None not in hexes and (m.group("cbox2") is not None) == two and _MARKER_PREFIX not in tex.upper():
                 inner = "".join(rf"\textcolorhtml{{{h}}}{{}}" for h in hexes)
                 repl.append((start, end, rf"\textcolorhtml{{{_MARKERS['box']}}}{{{inner}\text{{"))
+                repl.append((close, close + 1, "}}"))
+        elif m.group("ref"):
+            # \ref{x}: math-core has only \eqref; its "(1)" loses the parentheses in _unmark.
+            close = _matching_brace(tex, end - 1)
+            if close > 0 and _MARKER_PREFIX not in tex.upper():
+                repl.append((start, end, rf"\textcolorhtml{{{_MARKERS['ref']}}}{{\eqref{{"))
                 repl.append((close, close + 1, "}}"))
         elif m.group("lap"):
             # \smash, \rlap, \llap, \clap (and \math… forms), which math-core lacks: the argument
@@ -620,7 +629,7 @@ def typeset_page(
     if not any(_NUMBERING.search(tex) for tex, _ in formulas):
         return [_or_error(tex, display, macros) for tex, display in formulas]
     try:
-        return list(_typeset_together(tuple(formulas), macros))
+        return _unique_labels(list(_typeset_together(tuple(formulas), macros)))
     except _BatchFailed:
         pass
     # Some formula fails: the others are numbered together, each failing one is its own error.
@@ -632,6 +641,23 @@ def typeset_page(
         return results
     for i, markup in zip(good, together):
         results[i] = markup
+    return _unique_labels(results)
+
+
+def _unique_labels(results: list[object]) -> list[object]:
+    """A label defined by an earlier formula of the page makes a later one an error (ids must be
+    unique on a page; KaTeX refuses a label defined twice too)."""
+    seen: set[str] = set()
+    for index, markup in enumerate(results):
+        if isinstance(markup, str) and ' id="' in markup:
+            ids = _EQUATION_ID.findall(markup)
+            again = [i for i in ids if i in seen]
+            if again:
+                label = again[0][len(EQUATION_ID_PREFIX):]
+                results[index] = MathError(
+                    f"\\label{{{label}}} is already defined by an earlier equation on this page: give each equation its own label"
+                )
+            seen.update(ids)
     return results
 
 
@@ -796,7 +822,10 @@ def _unmark(body: str) -> str:
         if end < 0:
             return body
         inner = body[m.end() : end]
-        if m.group(1) == _MARKERS["box"]:
+        if m.group(1) == _MARKERS["ref"]:
+            inner = _REFERENCE_NUMBER.sub(r"\1\2\3", inner)
+            start_tag, end_tag = ("<mrow>", "</mrow>")
+        elif m.group(1) == _MARKERS["box"]:
             colours = _BOX_COLOURS.match(inner)
             hexes = re.findall(r"#([0-9A-F]{6})", colours.group(2)) if colours else []
             inner = (colours.group(1) or "") + inner[colours.end() :] if colours else inner
@@ -874,6 +903,11 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         f'<math xmlns="{MATHML_NS}" display="{mode}"><semantics>{body}'
         f'<annotation encoding="application/x-tex">{_escape_text(tex)}</annotation></semantics></math>'
     )
+    if ' id="' in body:
+        ids = _EQUATION_ID.findall(body)
+        if len(set(ids)) < len(ids):
+            twice = next(i for i in ids if ids.count(i) > 1)
+            raise MathError(f"\\label{{{twice[len(EQUATION_ID_PREFIX):]}}} is defined twice: give each equation its own label")
     # Should the fast check flag what is fine, the parsing validator decides.
     problems = validate_mathml(markup, expected_tex=tex) if _fast_problem(body) else []
     if problems:
