@@ -5,19 +5,24 @@ equation numbering, ``\\label``/``\\eqref``, macros with an expansion limit; ~25
 CPU-second). This module is the contract around it:
 
 * before: the formula is bounded (length, nesting: math-core recurses and would overflow its
-  stack), and a few spellings it does not know are rewritten on a copy, with their offsets kept
-  so errors still point into the author's TeX: CSS colour names and ``#rrggbb``, ``\\pmb``,
-  ``\\\\{…\\\\}`` read from a non-raw docstring, ``\\`` + newline, ``alignat``, upright
-  ``\\mathop{name}``; commands KaTeX has and math-core lacks are page macros (`_COMPAT_MACROS`);
-* after: the MathML is wrapped as ``<math xmlns display><semantics>…<annotation>TeX``; entities
-  become numeric references; a sized delimiter that is the base of a script is wrapped so
-  Chromium draws it at its size; a multi-letter script such as ``d_{model}`` becomes one
-  identifier; and the result passes an allow-list of elements, attributes and style values;
+  stack, killing the process), and what math-core does not know is rewritten on a copy, with the
+  offsets kept so errors still point into the author's TeX (`_rewrite`): CSS colour names and
+  ``#rrggbb``, ``\\pmb``, ``\\\\{…\\\\}`` read from a non-raw docstring, ``\\`` + newline,
+  ``alignat``, ``split``, ``smallmatrix``, ``matrix*``, ``\\substack``, math inside ``\\text``,
+  sizes in math, ``\\tag`` in a plain display formula, upright ``\\mathop{name}``; other KaTeX
+  commands it lacks are macros (`_COMPAT_MACROS`), and a few (``\\smash``, the laps,
+  ``\\colorbox``, ``\\ref``) go through in a marker colour that `_unmark` turns into what they
+  draw;
+* after (`_finish`): the MathML is wrapped as ``<math xmlns display><semantics>…<annotation>TeX``;
+  entities become numeric references; Chromium's quirks are worked around (a sized delimiter as
+  the base of a script, ``\\left(`` round short content, ``\\vec``, a numbered equation's width);
+  ``d_{model}`` becomes one identifier and ``\\mathop`` takes limits in display; then the result
+  passes the allow-list of elements, attributes, styles, classes, ids and links;
 * errors are `MathError` with the 1-based line and column in the formula.
 
 Each distinct formula is converted once (`tex_to_mathml` is cached); a page whose formulas are
-numbered or refer to each other is converted as a whole (`typeset_page`), so numbers run on and
-``\\eqref`` finds its equation.
+numbered or refer to each other is converted as a whole (`typeset_page`), so numbers run on,
+``\\eqref`` finds its equation and a label defined twice is an error.
 """
 
 from __future__ import annotations
