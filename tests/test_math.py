@@ -687,3 +687,10 @@ def test_ref_is_the_bare_number_and_a_label_defined_twice_is_an_error() -> None:
     assert isinstance(again, MathError) and r"\label{x} is already defined" in str(again)
     with pytest.raises(MathError, match="defined twice"):
         tex_to_mathml(r"\begin{align} a \label{y} \\ b \label{y} \end{align}", True)
+
+
+def test_smallmatrix_is_a_matrix_in_script_size_and_arrays_keep_their_width() -> None:
+    small = find_all(tex_to_mathml(r"\begin{smallmatrix} a & b \\ c & d \end{smallmatrix}", False), "mtable")
+    assert small[0].get("scriptlevel") == "1"
+    array = tex_to_mathml(r"\begin{array}{cc} a & b \end{array}", True)
+    assert "width: 100%" not in array and presentation(array).tag == NS + "mrow"  # centred, not spread

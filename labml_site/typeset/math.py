@@ -195,7 +195,7 @@ _REWRITE_TRIGGERS = (
 )
 # Marker colours for constructs math-core lacks, replaced in _finish (see _unmark).
 _MARKER_PREFIX = "01F00"
-_MARKERS = {"smash": "01F00A", "rlap": "01F00B", "llap": "01F00C", "clap": "01F00D", "box": "01F00E", "ref": "01F00F"}
+_MARKERS = {"smash": "01F00A", "rlap": "01F00B", "llap": "01F00C", "clap": "01F00D", "box": "01F00E", "ref": "01F00F", "small": "01F009"}
 # xcolor's names as math-core resolves them, for \colorbox (which _rewrite resolves itself).
 _MATH_CORE_HEX = {
     "red": "FF0000", "green": "03FF00", "blue": "0000FF", "cyan": "00B9F2", "magenta": "FB3199",
@@ -209,7 +209,7 @@ _MARKED = {
     "01F00C": ('<mpadded width="0"><mrow class="tex-llap">', "</mrow></mpadded>"),
     "01F00D": ('<mpadded width="0"><mrow class="tex-clap">', "</mrow></mpadded>"),
 }
-_MARKER_START = re.compile(r'<mrow style="color:#(01F00[A-F]);">')
+_MARKER_START = re.compile(r'<mrow style="color:#(01F00[9A-F]);">')
 _EQUATION_ID = re.compile(r' id="([^"]*)"')
 _REFERENCE_NUMBER = re.compile(r'(<a href="[^"]*">)\((.*?)\)(</a>)')
 _BOX_COLOURS = re.compile(r'^(<mrow>)?((?:<mrow style="color:#[0-9A-F]{6};"><mrow></mrow></mrow>){1,2})')
@@ -294,8 +294,10 @@ def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
             name, action = m.group("ename"), m.group("eaction")
             if name == "split":
                 new = rf"\{action}{{aligned}}"
-            elif name == "smallmatrix":
-                new = r"{\scriptstyle\begin{matrix}" if action == "begin" else r"\end{matrix}}"
+            elif name == "smallmatrix":  # a matrix in script size (see _unmark)
+                if _MARKER_PREFIX in tex.upper():
+                    continue
+                new = rf"\textcolorhtml{{{_MARKERS['small']}}}{{\begin{{matrix}}" if action == "begin" else r"\end{matrix}}"
             elif name.endswith("matrix*"):
                 new = rf"\{action}{{{name[:-1]}}}"  # the column alignment ([r]) is not kept
             else:  # alignat, alignedat, xalignat: align's column pairs
@@ -829,7 +831,10 @@ def _unmark(body: str) -> str:
         if end < 0:
             return body
         inner = body[m.end() : end]
-        if m.group(1) == _MARKERS["ref"]:
+        if m.group(1) == _MARKERS["small"]:
+            inner = inner.replace('<mtable displaystyle="false" scriptlevel="0"', '<mtable displaystyle="false" scriptlevel="1"', 1)
+            start_tag, end_tag = ("<mrow>", "</mrow>")
+        elif m.group(1) == _MARKERS["ref"]:
             inner = _REFERENCE_NUMBER.sub(r"\1\2\3", inner)
             start_tag, end_tag = ("<mrow>", "</mrow>")
         elif m.group(1) == _MARKERS["box"]:
@@ -904,7 +909,8 @@ def _finish(raw: str, tex: str, display: bool) -> str:
     mode = "block" if display else "inline"
     # A numbered equation is one full-width <mtable>: left unwrapped, so that its width (100 %,
     # the number at the right margin) is the formula's (math.css makes <semantics> a block).
-    if not (body.startswith("<mtable") and _closing_tag(body, 0, "mtable") == len(body) - len("</mtable>")):
+    if not (body.startswith('<mtable displaystyle="true" scriptlevel="0" style="width: 100%"')
+            and _closing_tag(body, 0, "mtable") == len(body) - len("</mtable>")):
         body = f"<mrow>{body}</mrow>"
     markup = (
         f'<math xmlns="{MATHML_NS}" display="{mode}"><semantics>{body}'
