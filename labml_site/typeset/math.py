@@ -122,7 +122,9 @@ _COMPAT_MACROS: dict[str, str] = {
 # --------------------------------------------------------------------------------------------------
 # Rewrites before conversion, with an offset map back to the author's TeX
 
-# CSS named colours (KaTeX passes any CSS colour through); math-core knows LaTeX's xcolor names.
+# CSS named colours (KaTeX passes any CSS colour through, so `green` is #008000 there, where
+# math-core's xcolor `green` is #03FF00): CSS names are resolved here, xcolor-only names
+# (dvipsnames such as `Apricot`) are left to math-core.
 _CSS_COLOURS: dict[str, str] = {
     "aliceblue": "F0F8FF", "antiquewhite": "FAEBD7", "aqua": "00FFFF", "aquamarine": "7FFFD4",
     "azure": "F0FFFF", "beige": "F5F5DC", "bisque": "FFE4C4", "black": "000000",
@@ -217,13 +219,6 @@ _REWRITE_TRIGGER = re.compile("|".join(map(re.escape, _REWRITE_TRIGGERS)))
 _BRACED_LINE_BREAK = re.compile(r"\\\\(?=[{}])")
 _TAG_OR_LABEL = re.compile(r"\\(?:tag|label)(?![A-Za-z])")
 
-# Commands in `_COLOUR_ARG` math-core understands itself (LaTeX's base and dvipsnames names).
-_MATH_CORE_COLOURS = frozenset(
-    "red green blue cyan magenta yellow black gray white darkgray lightgray brown lime olive orange "
-    "pink purple teal violet".split()
-)
-
-
 def _colour_hex(value: str) -> Optional[str]:
     if value.startswith("#"):
         digits = value[1:]
@@ -274,8 +269,6 @@ def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
                 repl.append((start, end, ""))
         elif m.group("color"):
             value = m.group("cval")
-            if value in _MATH_CORE_COLOURS and m.group("ccmd") == "color":
-                continue
             hex_ = _colour_hex(value)
             if hex_ is not None:  # else math-core names the unknown colour
                 command = r"\color[HTML]" if m.group("ccmd") == "color" else r"\textcolorhtml"
