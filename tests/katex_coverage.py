@@ -25,7 +25,8 @@ def entries() -> list[tuple[str, str]]:
 def candidates(name: str, example: str) -> list[str]:
     out = [example]
     if not name.startswith("\\begin"):
-        out += [name, name + "{a}", name + "{a}{b}", name + "(", name + "{a}{b}{c}", "a " + name + " b"]
+        out += [name, name + "{a}", name + "{a}{b}", name + "(", name + "{a}{b}{c}", name + "{a}{b}{c}{d}",
+                "a " + name + " b", name + '"41']
         # where the docs name a command without an example: its usual surroundings
         out += [
             rf"\left( a {name} b \right)" if name == "\\middle" else rf"\left( a \right)",

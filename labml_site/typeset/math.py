@@ -116,6 +116,9 @@ _COMPAT_MACROS: dict[str, str] = {
     "hbox": r"\text{#1}",
     "textnormal": r"\text{#1}",
     "textup": r"\text{#1}",
+    "vcenter": r"{#1}",  # math is centred on the axis already, as \vcenter would set it
+    "overlinesegment": r"\overline{#1}",  # without the segment's end ticks
+    "underlinesegment": r"\underline{#1}",
 }
 
 
@@ -181,6 +184,10 @@ _REWRITE = re.compile(
     r"|(?P<substack>substack\s*\{)"
     r"|(?P<cbox>(?P<cboxcmd>colorbox|fcolorbox)\s*" + _COLOUR_ARG.replace("(#", "(?P<cbox1>#", 1) + r"(?:\s*" + _COLOUR_ARG.replace("(#", "(?P<cbox2>#", 1) + r")?\s*\{)"
     r"|(?P<ref>ref\s*\{)"
+    r"|(?P<verb>verb\*?(?P<vdelim>[^A-Za-z\s*])(?P<vtext>.*?)(?P=vdelim))"
+    r"|(?P<char>char\s*(?:\"(?P<chex>[0-9A-Fa-f]+)|'(?P<coct>[0-7]+)|(?P<cdec>[0-9]+)))"
+    r"|(?P<sfit>mathsfit\s*\{(?P<sftext>[A-Za-z0-9 ]*)\})"
+    r"|(?P<choice>(?P<choicecmd>mathchoice|TextOrMath)\s*\{)"
     r"|(?P<lap>(?P<lapcmd>smash|rlap|llap|clap|mathrlap|mathllap|mathclap)(?:\[[tb]\])?\s*\{)"
     r"|(?P<size>(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge)(?![A-Za-z]))"
     r"|(?P<nulldelim>(?:big|Big|bigg|Bigg)[lrm]?\s*\.)"
@@ -192,7 +199,7 @@ _REWRITE = re.compile(
 # _REWRITE's scan).
 _REWRITE_TRIGGERS = (
     "color", "pmb", "\\\n", "align", "split", "matrix", "mathop", "kern", "skip", "hspace", "def",
-    "substack", "smash", "lap", "colorbox", "ref", "tiny", "size", "small", "arge", "LARGE", "uge", "g.", "g .", "l.", "r.", "m.",
+    "substack", "smash", "lap", "colorbox", "ref", "verb", "char", "sfit", "choice", "TextOrMath", "tiny", "size", "small", "arge", "LARGE", "uge", "g.", "g .", "l.", "r.", "m.",
     "\\% ", "\\& ", "\\# ", "\\$ ", "\\_ ",
 )
 # Marker colours for constructs math-core lacks, replaced in _finish (see _unmark).
@@ -243,6 +250,40 @@ def _matching_brace(tex: str, open_index: int) -> int:
                 return i
         i += 1
     return -1
+
+
+_VERB_ESCAPES = {
+    "\\": r"\textbackslash ", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#", "%": r"\%",
+    "_": r"\_", "^": r"\textasciicircum ", "~": r"\textasciitilde ", " ": r"\ ",
+}
+_TEX_SPECIALS = {c: "\\" + c for c in "{}$&#%_"} | {"\\": r"\backslash", "^": r"\hat{}", "~": r"\sim"}
+
+
+def _sans_italic(c: str) -> str:
+    if "A" <= c <= "Z":
+        return chr(0x1D608 + ord(c) - ord("A"))
+    if "a" <= c <= "z":
+        return chr(0x1D622 + ord(c) - ord("a"))
+    if "0" <= c <= "9":
+        return chr(0x1D7E2 + ord(c) - ord("0"))  # sans-serif digits (there are no italic ones)
+    return c
+
+
+def _brace_groups(tex: str, open_index: int, count: int) -> Optional[list[tuple[int, int]]]:
+    """`count` brace groups, the first at `open_index`, separated by spaces: (open, close) each."""
+    groups = []
+    i = open_index
+    for _ in range(count):
+        while i < len(tex) and tex[i] in " \t\n":
+            i += 1
+        if i >= len(tex) or tex[i] != "{":
+            return None
+        close = _matching_brace(tex, i)
+        if close < 0:
+            return None
+        groups.append((i, close))
+        i = close + 1
+    return groups
 
 
 def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
@@ -320,6 +361,22 @@ def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
                 inner = "".join(rf"\textcolorhtml{{{h}}}{{}}" for h in hexes)
                 repl.append((start, end, rf"\textcolorhtml{{{_MARKERS['box']}}}{{{inner}\text{{"))
                 repl.append((close, close + 1, "}}"))
+        elif m.group("verb"):
+            text = "".join(_VERB_ESCAPES.get(c, c) for c in m.group("vtext"))
+            repl.append((start, end, rf"\texttt{{{text}}}"))
+        elif m.group("char"):
+            code = int(m.group("chex"), 16) if m.group("chex") else int(m.group("coct"), 8) if m.group("coct") else int(m.group("cdec"))
+            if 0x20 < code < 0x110000 and not 0xD800 <= code < 0xE000:
+                repl.append((start, end, _TEX_SPECIALS.get(chr(code), chr(code)) + " "))
+        elif m.group("sfit"):
+            repl.append((start, end, "".join(_sans_italic(c) for c in m.group("sftext"))))
+        elif m.group("choice"):
+            # \mathchoice{D}{T}{S}{SS}: the display or the text form; \TextOrMath{T}{M}: M.
+            groups = _brace_groups(tex, end - 1, 4 if m.group("choicecmd") == "mathchoice" else 2)
+            if groups:
+                keep = (0 if display else 1) if m.group("choicecmd") == "mathchoice" else 1
+                a, b = groups[keep]
+                repl.append((start, groups[-1][1] + 1, tex[a : b + 1]))
         elif m.group("ref"):
             # \ref{x}: math-core has only \eqref; its "(1)" loses the parentheses in _unmark.
             close = _matching_brace(tex, end - 1)

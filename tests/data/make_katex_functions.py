@@ -68,7 +68,7 @@ def rows(markdown: str) -> dict[str, str]:
                     name = f"\\begin{{{m.group(1)}}}"
                 else:
                     name = "\\" + m.group(2)
-                example = next((x for x in maths if name in x), None) if maths else None
+                example = next((x for x in maths if name in x and x.count("{") == x.count("}")), None) if maths else None
                 if example is None:
                     example = code
                 example = example.replace("\n", " ").strip()
