@@ -198,7 +198,7 @@ _REWRITE = re.compile(
 # Substrings without which no _REWRITE alternative can match (one search for them is cheaper than
 # _REWRITE's scan).
 _REWRITE_TRIGGERS = (
-    "color", "pmb", "\\\n", "align", "split", "matrix", "mathop", "kern", "skip", "hspace", "def",
+    "color", "pmb", "\\\n", "alignat", "alignedat", "split", "matrix*", "smallmatrix", "mathop", "kern", "skip", "hspace", "def",
     "substack", "smash", "lap", "colorbox", "ref", "verb", "char", "sfit", "choice", "TextOrMath", "tiny", "size", "small", "arge", "LARGE", "uge", "g.", "g .", "l.", "r.", "m.",
     "\\% ", "\\& ", "\\# ", "\\$ ", "\\_ ",
 )
