@@ -547,13 +547,21 @@ def _convert_safely(converter: LatexToMathML, call: str, *args, **kwargs):
         except LatexError as error:
             result.append((False, error))
 
-    old = threading.stack_size(_BIG_STACK)
-    try:
-        thread = threading.Thread(target=run, name="math-core")
-        thread.start()
-    finally:
-        threading.stack_size(old)
+    for size in (_BIG_STACK, _BIG_STACK // 8):
+        old = threading.stack_size(size)
+        try:
+            thread = threading.Thread(target=run, name="math-core")
+            thread.start()
+            break
+        except (RuntimeError, MemoryError):  # the system would not reserve the stack
+            continue
+        finally:
+            threading.stack_size(old)
+    else:
+        raise MathError("formula needs more memory to convert than this system gives: simplify its macros")
     thread.join()
+    if not result:  # the conversion raised something other than LatexError
+        raise MathError("the converter failed on this formula: simplify it")
     ok, value = result[0]
     if not ok:
         raise value
