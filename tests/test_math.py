@@ -694,3 +694,9 @@ def test_smallmatrix_is_a_matrix_in_script_size_and_arrays_keep_their_width() ->
     assert small[0].get("scriptlevel") == "1"
     array = tex_to_mathml(r"\begin{array}{cc} a & b \end{array}", True)
     assert "width: 100%" not in array and presentation(array).tag == NS + "mrow"  # centred, not spread
+
+
+@pytest.mark.parametrize("macros", [(("a b", "x"),), (("", "x"),), (("R", r"\foo{"),)])
+def test_a_bad_page_macro_is_a_math_error(macros: tuple) -> None:
+    with pytest.raises(MathError, match="page macro"):
+        tex_to_mathml(r"x \R", False, macros)

@@ -574,6 +574,14 @@ def _convert_safely(converter: LatexToMathML, call: str, *args, **kwargs):
 
 @functools.lru_cache(maxsize=64)
 def _converter(macros: tuple[tuple[str, str], ...] = ()) -> LatexToMathML:
+    try:
+        return _new_converter(macros)
+    except LatexError as error:  # math-core checks the macros as it builds the converter
+        message = re.sub(r"^macro\d+:\d+: ", "", str(error)).rstrip(".")
+        raise MathError(f"a page macro (front matter 'macros:') is not valid TeX: {message[:1].lower() + message[1:]}") from None
+
+
+def _new_converter(macros: tuple[tuple[str, str], ...]) -> LatexToMathML:
     return LatexToMathML(
         macros={**_COMPAT_MACROS, **dict(macros)},
         fancy_error=False,
