@@ -700,3 +700,17 @@ def test_smallmatrix_is_a_matrix_in_script_size_and_arrays_keep_their_width() ->
 def test_a_bad_page_macro_is_a_math_error(macros: tuple) -> None:
     with pytest.raises(MathError, match="page macro"):
         tex_to_mathml(r"x \R", False, macros)
+
+
+def test_a_panic_in_the_converter_is_a_math_error_not_a_crash() -> None:
+    from unittest import mock
+
+    from labml_site.typeset import math as typeset_math
+
+    class PanicException(BaseException):  # what pyo3 raises for a Rust panic
+        pass
+
+    failing = mock.Mock(convert_with_local_state=mock.Mock(side_effect=PanicException("boom")))
+    with mock.patch.object(typeset_math, "_converter", return_value=failing):
+        with pytest.raises(MathError, match="converter failed"):
+            typeset_math.tex_to_mathml.__wrapped__("x + 1", False)

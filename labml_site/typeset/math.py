@@ -536,6 +536,12 @@ def _check_bounds(tex: str) -> None:
 _BIG_STACK = 512 * 1024 * 1024
 
 
+def _converter_failure(error: BaseException) -> bool:
+    """An exception from math-core other than LatexError, which is a failure of one formula: a
+    Rust panic reaches Python as pyo3's PanicException, a BaseException not importable by name."""
+    return not isinstance(error, (KeyboardInterrupt, SystemExit, GeneratorExit, MathError, LatexError))
+
+
 def _convert_safely(converter: LatexToMathML, call: str, *args, **kwargs):
     """Call math-core; in a thread with a large stack when macros could nest deeper than the
     source shows (each expansion may add `MAX_NESTING` levels)."""
@@ -546,6 +552,9 @@ def _convert_safely(converter: LatexToMathML, call: str, *args, **kwargs):
             result.append((True, getattr(converter, call)(*args, **kwargs)))
         except LatexError as error:
             result.append((False, error))
+        except BaseException as error:  # reported as a failure below
+            if not _converter_failure(error):
+                raise
 
     for size in (_BIG_STACK, _BIG_STACK // 8):
         old = threading.stack_size(size)
@@ -683,6 +692,10 @@ def tex_to_mathml(tex: str, display: bool, macros: tuple[tuple[str, str], ...] =
             raw = converter.convert_with_local_state(prepared, displaystyle=display)
     except LatexError as error:
         raise _math_error(error, tex, edits) from None
+    except BaseException as error:
+        if not _converter_failure(error):
+            raise
+        raise MathError(f"the converter failed on this formula ({type(error).__name__}): simplify it") from None
     return _finish(raw, tex, display)
 
 
@@ -759,8 +772,10 @@ def _typeset_together(formulas: tuple[tuple[str, bool], ...], macros: tuple[tupl
         else:
             raws = converter.convert_all(prepared)
         return tuple(_finish(raw, tex, display) for raw, (tex, display) in zip(raws, formulas))
-    except (MathError, LatexError):
-        raise _BatchFailed from None
+    except BaseException as error:
+        if isinstance(error, (MathError, LatexError)) or _converter_failure(error):
+            raise _BatchFailed from None
+        raise
 
 
 # --------------------------------------------------------------------------------------------------
