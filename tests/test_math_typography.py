@@ -124,6 +124,14 @@ def test_norm_bars_pair_and_sized_delimiters_with_scripts_are_wrapped() -> None:
     assert len(wrapped) == 3
 
 
+def test_sized_delimiters_give_back_the_width_chromium_adds() -> None:
+    # Chromium boxes a stretchy operator at its widest variant's width and centres the glyph:
+    # \big( (the 1445-unit variant, 0.523em wide, in a 0.875em box) gets -0.176em each side.
+    mo = _mos(tex_to_mathml(r"\big( x \big)", False))[0]
+    assert mo.get("style") == "margin-left:-0.176em;margin-right:-0.176em;"
+    assert _mos(tex_to_mathml(r"\Bigg( x \Bigg)", False))[0].get("style") is None  # widest: nothing to give
+
+
 def test_names_upright_and_multi_letter_subscripts_one_identifier() -> None:
     markup = _markup()
     names = [mi.text for mi in _tree(markup["names"]).iter(NS + "mi")]

@@ -961,6 +961,38 @@ def _small_fences(body: str) -> str:
     return "".join(out)
 
 
+# Sized delimiters (\big( … \Bigg]): Chromium makes a stretchy operator's box as wide as its
+# widest size variant or assembly part (MathML Core's rule) and centres the glyph in it, so a
+# \big( has up to 0.25em of nothing on each side. Its size is known (minsize), so the glyph
+# Chromium picks is too: Latin Modern Math's variants (height, advance, in 1/1000 em) and the
+# widest width, from the font's MATH table; the gap is taken back with negative margins.
+_PAREN = ((997, 389), (1095, 422), (1195, 458), (1445, 523), (1793, 597), (2093, 663), (2393, 736), (2991, 875))
+_BRACKET = ((1001, 278), (1101, 340), (1201, 417), (1451, 444), (1801, 472), (2101, 499), (2401, 528), (3001, 667))
+_BRACE = ((1001, 500), (1101, 540), (1201, 583), (1451, 624), (1801, 667), (2101, 707), (2401, 750), (3001, 902))
+_ANGLE = ((1001, 389), (1101, 428), (1201, 472), (1451, 537), (1801, 611), (2101, 677), (2401, 750), (3001, 908))
+_FLOOR = ((1001, 444), (1101, 458), (1201, 472), (1451, 499), (1801, 528), (2101, 555), (2401, 583), (3001, 623))
+_DELIMITER_VARIANTS: dict[str, tuple[tuple[tuple[int, int], ...], int]] = {
+    "(": (_PAREN, 875), ")": (_PAREN, 875), "[": (_BRACKET, 667), "]": (_BRACKET, 667),
+    "{": (_BRACE, 902), "}": (_BRACE, 902), "\u27e8": (_ANGLE, 908), "\u27e9": (_ANGLE, 908),
+    "\u230a": (_FLOOR, 667), "\u230b": (_FLOOR, 667), "\u2308": (_FLOOR, 667), "\u2309": (_FLOOR, 667),
+}
+_SIZED_DELIMITER = re.compile(r'<mo((?: [a-z]+="[^"]*")*?) minsize="([0-9.]+)em"((?: [a-z]+="[^"]*")*)>([^<])</mo>')
+
+
+def _delimiter_gap(m: re.Match) -> str:
+    known = _DELIMITER_VARIANTS.get(m.group(4))
+    if known is None or "style=" in m.group(0):
+        return m.group(0)
+    variants, widest = known
+    target = float(m.group(2)) * 1000
+    advance = next((width for height, width in variants if height >= target), widest)
+    gap = (widest - advance) / 1000
+    if gap <= 0:
+        return m.group(0)
+    half = f"-{gap / 2:.3f}em"
+    return f'<mo{m.group(1)} minsize="{m.group(2)}em"{m.group(3)} style="margin-left:{half};margin-right:{half};">{m.group(4)}</mo>'
+
+
 def _finish(raw: str, tex: str, display: bool) -> str:
     if raw.startswith("<math>"):
         body = raw[6:-7]
@@ -975,6 +1007,7 @@ def _finish(raw: str, tex: str, display: bool) -> str:
     if "<mtext" in body and ("<mtext><" in body or '%"><' in body):
         body = _STYLED_TEXT.sub(_styled_text, body)
     if "minsize=" in body:
+        body = _SIZED_DELIMITER.sub(_delimiter_gap, body)
         body = _SIZED_BASE.sub(_sized_base, body)
     if "<mrow><mi>" in body and "</mi></mrow></ms" in body:
         body = _merge_letters(body)
