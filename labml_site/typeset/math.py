@@ -980,6 +980,13 @@ _SIZED_DELIMITER = re.compile(r'<mo((?: [a-z]+="[^"]*")*?) minsize="([0-9.]+)em"
 
 
 def _delimiter_gap(m: re.Match) -> str:
+    return _delimiter_with_margins(m.group(0))
+
+
+@functools.lru_cache(maxsize=512)
+def _delimiter_with_margins(tag: str) -> str:
+    """A sized delimiter's <mo …>d</mo> with the margins that take back Chromium's extra width."""
+    m = _SIZED_DELIMITER.fullmatch(tag)
     known = _DELIMITER_VARIANTS.get(m.group(4))
     if known is None or "style=" in m.group(0):
         return m.group(0)
