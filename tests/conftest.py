@@ -5,6 +5,7 @@ import atexit
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -127,3 +128,7 @@ def pytest_pycollect_makemodule(module_path, parent):
     if importlib.util.find_spec("torch") is None and _imports_the_tutorial(Path(module_path)):
         return _NeedsTorch.from_parent(parent, path=module_path)
     return None
+
+
+# tests/katex_coverage.py is a helper the KaTeX coverage test and benchmarks/math_corpus.py share.
+sys.path.insert(0, str(Path(__file__).resolve().parent))

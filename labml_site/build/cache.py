@@ -48,7 +48,7 @@ from ..read.safe_files import UnsafeFile, read_regular
 CACHE_FORMAT = "1"  # bump when the layout of entries changes
 _MAGIC = b"LSC2"
 # Libraries whose version changes what a page looks like (highlighting, math, templates, sanitizing).
-_OUTPUT_LIBRARIES = ("pygments", "latex2mathml", "jinja2", "nh3", "markdown", "babel", "nbformat", "pyyaml")
+_OUTPUT_LIBRARIES = ("pygments", "math-core", "jinja2", "nh3", "markdown", "babel", "nbformat", "pyyaml")
 
 
 class _Miss:

@@ -1,1436 +1,1170 @@
 """TeX → MathML at build time: no JavaScript on the page, no CDN.
 
-`tex_to_mathml` wraps latex2mathml and repairs what it gets wrong for Chromium's MathML Core:
+The conversion itself is math-core's (a Rust TeX → MathML Core converter: TeX's spacing classes,
+equation numbering, ``\\label``/``\\eqref``, macros with an expansion limit; ~250,000 formulas per
+CPU-second). This module is the contract around it:
 
-* it checks the TeX first (braces, ``\\left``/``\\right``, environments, unknown commands) because
-  latex2mathml passes unknown commands through as text and accepts unbalanced input silently;
-* it rewrites a few inputs latex2mathml mishandles (``aligned``, ``\\mathrm{d}``, ``\\operatorname``
-  with non-letters) before conversion, on a copy: the annotation keeps the author's TeX;
-* it repairs the tree (elements inside ``<mo>`` from ``\\mathop``, ``\\Big\\vert`` left as text,
-  ``mathvariant`` values Chromium ignores, named spaces, upright Greek capitals, function spacing);
-* it serialises the tree itself, because latex2mathml un-escapes its output (``\\text{a<b}`` would
-  yield ``<mtext>a<b</mtext>``), and validates the result before returning: `validate_mathml`'s
-  checks, run on the tree it serialised rather than on a re-parse of the string where the two agree.
+* before: the formula is bounded (length, nesting: math-core recurses and would overflow its
+  stack, killing the process), and what math-core does not know is rewritten on a copy, with the
+  offsets kept so errors still point into the author's TeX (`_rewrite`): CSS colour names and
+  ``#rrggbb``, ``\\pmb``, ``\\\\{…\\\\}`` read from a non-raw docstring, ``\\`` + newline,
+  ``alignat``, ``split``, ``smallmatrix``, ``matrix*``, ``\\substack``, math inside ``\\text``,
+  sizes in math, ``\\tag`` in a plain display formula, upright ``\\mathop{name}``; other KaTeX
+  commands it lacks are macros (`_COMPAT_MACROS`), and a few (``\\smash``, the laps,
+  ``\\colorbox``, ``\\ref``) go through in a marker colour that `_unmark` turns into what they
+  draw;
+* after (`_finish`): the MathML is wrapped as ``<math xmlns display><semantics>…<annotation>TeX``;
+  entities become numeric references; Chromium's quirks are worked around (a sized delimiter as
+  the base of a script, ``\\left(`` round short content, ``\\vec``, a numbered equation's width);
+  ``d_{model}`` becomes one identifier and ``\\mathop`` takes limits in display; then the result
+  passes the allow-list of elements, attributes, styles, classes, ids and links;
+* errors are `MathError` with the 1-based line and column in the formula.
 
-Each formula costs CPU in every build, so the TeX is tokenised once (latex2mathml would do it again),
-the common constructs go through a faster port of latex2mathml's walker and converter (latex2mathml
-itself does the rest), the passes skip cheaply what they cannot apply to, and the tree is checked
-as it is serialised.
+Each distinct formula is converted once (`tex_to_mathml` is cached); a page whose formulas are
+numbered or refer to each other is converted as a whole (`typeset_page`), so numbers run on,
+``\\eqref`` finds its equation and a label defined twice is an error.
 """
 
 from __future__ import annotations
 
 import functools
+import html
 import re
-from typing import Iterable, Iterator, Optional
+import threading
+from html.entities import html5 as _HTML5_ENTITIES
+from typing import Iterable, Optional, Sequence
 from xml.etree import ElementTree
-from xml.etree.ElementTree import Element, SubElement
+from xml.etree.ElementTree import Element
 
-from latex2mathml import commands as l2m_commands
-from latex2mathml import converter as l2m_converter
-from latex2mathml import exceptions as l2m_exceptions
-from latex2mathml import walker as l2m_walker
-from latex2mathml.symbols_parser import SYMBOLS as L2M_SYMBOLS
-from latex2mathml.symbols_parser import convert_symbol
-from latex2mathml.tokenizer import PATTERN as L2M_TOKEN_PATTERN
-from latex2mathml.tokenizer import UNITS as L2M_UNITS
+from math_core import LatexError, LatexToMathML
 
 __all__ = [
     "MathError",
     "MATHML_NS",
     "MATHML_ELEMENTS",
     "MATHML_ATTRIBUTES",
-    "SUPPORTED_ENVIRONMENTS",
+    "EQUATION_ID_PREFIX",
     "tex_to_mathml",
+    "typeset_page",
     "validate_mathml",
 ]
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+# Ids of numbered equations (`\label{x}` → id="eq-x"), apart from the page's section ids.
+EQUATION_ID_PREFIX = "eq-"
+
+MAX_TEX_CHARS = 20_000
+MAX_NESTING = 150
+MAX_EXPANSIONS = 500
 
 
 class MathError(Exception):
-    """The TeX cannot be turned into valid MathML; the message says what is wrong and what to do.
+    """The TeX cannot be turned into valid MathML; the message says what is wrong.
 
-    `column` is the 1-based column in the TeX where the problem was found, when it is known, so a
-    caller that knows where the formula starts in its file can point at the exact spot.
+    `line` and `column` (1-based, in the formula's own text) say where, when known, so a caller
+    that knows where the formula starts in its file can point at the spot.
     """
 
-    def __init__(self, message: str, column: Optional[int] = None) -> None:
+    def __init__(self, message: str, column: Optional[int] = None, line: Optional[int] = None) -> None:
         super().__init__(message)
         self.column = column
+        self.line = line if line is not None else (1 if column is not None else None)
 
 
 # --------------------------------------------------------------------------------------------------
-# What is supported
+# KaTeX commands math-core lacks, as macros (math-core expands them like the author's own)
 
-# Environment name → what latex2mathml gets (None: unchanged). `align` is rendered unnumbered: every
-# formula is converted on its own, so numbers would restart at (1) in each block and nothing on the
-# page can refer to them.
-SUPPORTED_ENVIRONMENTS: dict[str, Optional[str]] = {
-    "align": "align*",
-    "align*": None,
-    "aligned": "align*",
-    "split": None,
-    "array": None,
-    "cases": None,
-    "matrix": None,
-    "matrix*": None,
-    "pmatrix": None,
-    "pmatrix*": None,
-    "bmatrix": None,
-    "bmatrix*": None,
-    "Bmatrix": None,
-    "Bmatrix*": None,
-    "vmatrix": None,
-    "vmatrix*": None,
-    "Vmatrix": None,
-    "Vmatrix*": None,
-    "smallmatrix": None,
-    # A plain group in latex2mathml; `&` and `\\` are refused inside it (see _TABLE_ENVIRONMENTS).
-    "equation": None,
-    "equation*": None,
-}
-_TABLE_ENVIRONMENTS = frozenset(SUPPORTED_ENVIRONMENTS) - {"equation", "equation*"}
-# Tokens that only mean something inside a table (elsewhere latex2mathml prints them as text).
-_TABLE_ONLY = frozenset(["&", r"\\", r"\cr", r"\hline", r"\hdashline", r"\hfil", r"\nonumber", r"\notag"])
-# The only tokens without a backslash that _check_tokens looks at.
-_CHECKED_CHARACTERS = frozenset("{}&")
-# Plain-TeX forms whose brace argument is a table: `\substack{a \\ b}`, `\pmatrix{a & b}`.
-_TABLE_COMMANDS = frozenset(r"\substack \matrix \pmatrix \cases \smallmatrix".split())
-
-# Commands with a clear reason to refuse them, and what to write instead.
-_REFUSED: dict[str, str] = {
-    r"\newcommand": "macro definitions are not supported: write the expansion out",
-    r"\renewcommand": "macro definitions are not supported: write the expansion out",
-    r"\def": "macro definitions are not supported: write the expansion out",
-    r"\DeclareMathOperator": r"macro definitions are not supported: write \operatorname{name} instead",
-    r"\newenvironment": "environment definitions are not supported: write the environment out",
-    r"\href": "links are not allowed inside math: put the link in the surrounding text",
-    r"\style": "raw CSS is not allowed inside math: remove it",
-    r"\class": "raw classes are not allowed inside math: remove it",
-    r"\label": "labels are not supported (formulas are not numbered): remove it",
-    r"\ref": "references are not supported (formulas are not numbered): remove it",
-    r"\eqref": "references are not supported (formulas are not numbered): remove it",
-    r"\tag": "tags are not supported (formulas are not numbered): remove it",
-    r"\tag*": "tags are not supported (formulas are not numbered): remove it",
-    r"\genfrac": r"\genfrac is not supported: use \frac, \dfrac or \binom",
-    r"\abovewithdelims": r"\abovewithdelims is not supported: use \frac with \left( … \right)",
-    r"\atopwithdelims": r"\atopwithdelims is not supported: use \binom",
-    r"\verb": r"\verb is not supported inside math: use \texttt{…}",
-    r"\sideset": r"\sideset is not supported: write the scripts on an empty group, {}_a^b X",
-    r"\unicode": r"\unicode is not supported: type the character itself (UTF-8 is fine)",
-    r"\fcolorbox": r"\fcolorbox is not supported: use \colorbox{colour}{text}",
+_COMPAT_MACROS: dict[str, str] = {
+    "pmb": r"\boldsymbol{#1}",
+    "mathnormal": r"\mathit{#1}",
+    "Bbb": r"\mathbb{#1}",
+    "bold": r"\mathbf{#1}",
+    "textcolorhtml": r"{\color[HTML]{#1}{#2}}",
+    "KaTeX": r"\text{KaTeX}",
+    "LaTeX": r"\text{LaTeX}",
+    "TeX": r"\text{TeX}",
+    "allowbreak": "",
+    "nobreak": "",
+    "long": "",
+    "makeatletter": "",
+    "centerdot": r"\cdot",
+    "sdot": r"\cdot",
+    "dotsb": r"\cdots",
+    "dotsm": r"\cdots",
+    "dotsi": r"\!\cdots",
+    "dotsc": r"\ldots",
+    "dotso": r"\ldots",
+    "mathellipsis": r"\ldots",
+    "intop": r"\int",
+    "smallint": r"{\textstyle\int}",
+    "shortmid": r"\mid",
+    "nshortmid": r"\nmid",
+    "shortparallel": r"\parallel",
+    "nshortparallel": r"\nparallel",
+    "smallfrown": r"\frown",
+    "smallsmile": r"\smile",
+    "smallsetminus": r"\setminus",
+    "thickapprox": r"\approx",
+    "thicksim": r"\sim",
+    "varpropto": r"\propto",
+    "varinjlim": r"\mathop{\underrightarrow{\mathrm{lim}}}",
+    "varprojlim": r"\mathop{\underleftarrow{\mathrm{lim}}}",
+    "varliminf": r"\mathop{\underline{\mathrm{lim}}}",
+    "varlimsup": r"\mathop{\overline{\mathrm{lim}}}",
+    "textmd": r"\text{#1}",
+    "mbox": r"\text{#1}",
+    "hbox": r"\text{#1}",
+    "textnormal": r"\text{#1}",
+    "textup": r"\text{#1}",
+    "vcenter": r"{#1}",  # math is centred on the axis already, as \vcenter would set it
+    "overlinesegment": r"\overline{#1}",  # without the segment's end ticks
+    "underlinesegment": r"\underline{#1}",
 }
 
-# Commands whose next token latex2mathml takes verbatim (text, colour), not as math.
-_RAW_ARGUMENT_COMMANDS = frozenset(
-    r"""\text \textbf \textit \textmd \textnormal \textrm \textsf \texttt \textup \emph \mbox \hbox
-    \fbox \llap \rlap \clap \color \textcolor""".split()
+
+# --------------------------------------------------------------------------------------------------
+# Rewrites before conversion, with an offset map back to the author's TeX
+
+# CSS named colours (KaTeX passes any CSS colour through, so `green` is #008000 there, where
+# math-core's xcolor `green` is #03FF00): CSS names are resolved here, xcolor-only names
+# (dvipsnames such as `Apricot`) are left to math-core.
+_CSS_COLOURS: dict[str, str] = {
+    "aliceblue": "F0F8FF", "antiquewhite": "FAEBD7", "aqua": "00FFFF", "aquamarine": "7FFFD4",
+    "azure": "F0FFFF", "beige": "F5F5DC", "bisque": "FFE4C4", "black": "000000",
+    "blanchedalmond": "FFEBCD", "blue": "0000FF", "blueviolet": "8A2BE2", "brown": "A52A2A",
+    "burlywood": "DEB887", "cadetblue": "5F9EA0", "chartreuse": "7FFF00", "chocolate": "D2691E",
+    "coral": "FF7F50", "cornflowerblue": "6495ED", "cornsilk": "FFF8DC", "crimson": "DC143C",
+    "cyan": "00FFFF", "darkblue": "00008B", "darkcyan": "008B8B", "darkgoldenrod": "B8860B",
+    "darkgray": "A9A9A9", "darkgreen": "006400", "darkgrey": "A9A9A9", "darkkhaki": "BDB76B",
+    "darkmagenta": "8B008B", "darkolivegreen": "556B2F", "darkorange": "FF8C00",
+    "darkorchid": "9932CC", "darkred": "8B0000", "darksalmon": "E9967A", "darkseagreen": "8FBC8F",
+    "darkslateblue": "483D8B", "darkslategray": "2F4F4F", "darkslategrey": "2F4F4F",
+    "darkturquoise": "00CED1", "darkviolet": "9400D3", "deeppink": "FF1493",
+    "deepskyblue": "00BFFF", "dimgray": "696969", "dimgrey": "696969", "dodgerblue": "1E90FF",
+    "firebrick": "B22222", "floralwhite": "FFFAF0", "forestgreen": "228B22", "fuchsia": "FF00FF",
+    "gainsboro": "DCDCDC", "ghostwhite": "F8F8FF", "gold": "FFD700", "goldenrod": "DAA520",
+    "gray": "808080", "grey": "808080", "green": "008000", "greenyellow": "ADFF2F",
+    "honeydew": "F0FFF0", "hotpink": "FF69B4", "indianred": "CD5C5C", "indigo": "4B0082",
+    "ivory": "FFFFF0", "khaki": "F0E68C", "lavender": "E6E6FA", "lavenderblush": "FFF0F5",
+    "lawngreen": "7CFC00", "lemonchiffon": "FFFACD", "lightblue": "ADD8E6", "lightcoral": "F08080",
+    "lightcyan": "E0FFFF", "lightgoldenrodyellow": "FAFAD2", "lightgray": "D3D3D3",
+    "lightgreen": "90EE90", "lightgrey": "D3D3D3", "lightpink": "FFB6C1", "lightsalmon": "FFA07A",
+    "lightseagreen": "20B2AA", "lightskyblue": "87CEFA", "lightslategray": "778899",
+    "lightslategrey": "778899", "lightsteelblue": "B0C4DE", "lightyellow": "FFFFE0",
+    "lime": "00FF00", "limegreen": "32CD32", "linen": "FAF0E6", "magenta": "FF00FF",
+    "maroon": "800000", "mediumaquamarine": "66CDAA", "mediumblue": "0000CD",
+    "mediumorchid": "BA55D3", "mediumpurple": "9370DB", "mediumseagreen": "3CB371",
+    "mediumslateblue": "7B68EE", "mediumspringgreen": "00FA9A", "mediumturquoise": "48D1CC",
+    "mediumvioletred": "C71585", "midnightblue": "191970", "mintcream": "F5FFFA",
+    "mistyrose": "FFE4E1", "moccasin": "FFE4B5", "navajowhite": "FFDEAD", "navy": "000080",
+    "oldlace": "FDF5E6", "olive": "808000", "olivedrab": "6B8E23", "orange": "FFA500",
+    "orangered": "FF4500", "orchid": "DA70D6", "palegoldenrod": "EEE8AA", "palegreen": "98FB98",
+    "paleturquoise": "AFEEEE", "palevioletred": "DB7093", "papayawhip": "FFEFD5",
+    "peachpuff": "FFDAB9", "peru": "CD853F", "pink": "FFC0CB", "plum": "DDA0DD",
+    "powderblue": "B0E0E6", "purple": "800080", "rebeccapurple": "663399", "red": "FF0000",
+    "rosybrown": "BC8F8F", "royalblue": "4169E1", "saddlebrown": "8B4513", "salmon": "FA8072",
+    "sandybrown": "F4A460", "seagreen": "2E8B57", "seashell": "FFF5EE", "sienna": "A0522D",
+    "silver": "C0C0C0", "skyblue": "87CEEB", "slateblue": "6A5ACD", "slategray": "708090",
+    "slategrey": "708090", "snow": "FFFAFA", "springgreen": "00FF7F", "steelblue": "4682B4",
+    "tan": "D2B48C", "teal": "008080", "thistle": "D8BFD8", "tomato": "FF6347",
+    "turquoise": "40E0D0", "violet": "EE82EE", "wheat": "F5DEB3", "white": "FFFFFF",
+    "whitesmoke": "F5F5F5", "yellow": "FFFF00", "yellowgreen": "9ACD32",
+}
+
+_COLOUR_ARG = r"\{\s*(#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3}|[A-Za-z]+)\s*\}"
+_REWRITE = re.compile(
+    r"\\(?:"
+    r"(?P<color>(?P<ccmd>color|textcolor)\s*" + _COLOUR_ARG.replace("(#", "(?P<cval>#", 1) + ")"
+    r"|(?P<pmb>pmb(?![A-Za-z]))"
+    r"|(?P<bsnl>\n)"
+    r"|(?P<env>(?P<eaction>begin|end)\{(?P<ename>alignat\*?|alignedat|xalignat\*?|xxalignat|split|smallmatrix|[pbBvV]?matrix\*)\}"
+    r"(?:(?<=begin\{alignat\})\{\d+\}|(?<=begin\{alignat\*\})\{\d+\}|(?<=begin\{alignedat\})\{\d+\}|(?<=matrix\*\})\[[lcr]\])?)"
+    r"|(?P<kern>(?P<kcmd>kern|mkern|mskip|hskip|hspace\*)\s*\{(?P<kval>[^{}]*)\})"
+    r"|(?P<edef>[ex]def(?![A-Za-z]))"
+    r"|(?P<substack>substack\s*\{)"
+    r"|(?P<cbox>(?P<cboxcmd>colorbox|fcolorbox)\s*" + _COLOUR_ARG.replace("(#", "(?P<cbox1>#", 1) + r"(?:\s*" + _COLOUR_ARG.replace("(#", "(?P<cbox2>#", 1) + r")?\s*\{)"
+    r"|(?P<ref>ref\s*\{)"
+    r"|(?P<verb>verb\*?(?P<vdelim>[^A-Za-z\s*])(?P<vtext>.*?)(?P=vdelim))"
+    r"|(?P<char>char\s*(?:\"(?P<chex>[0-9A-Fa-f]+)|'(?P<coct>[0-7]+)|(?P<cdec>[0-9]+)))"
+    r"|(?P<sfit>mathsfit\s*\{(?P<sftext>[A-Za-z0-9 ]*)\})"
+    r"|(?P<choice>(?P<choicecmd>mathchoice|TextOrMath)\s*\{)"
+    r"|(?P<lap>(?P<lapcmd>smash|rlap|llap|clap|mathrlap|mathllap|mathclap)(?:\[[tb]\])?\s*\{)"
+    r"|(?P<size>(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge)(?![A-Za-z]))"
+    r"|(?P<nulldelim>(?:big|Big|bigg|Bigg)[lrm]?\s*\.)"
+    r"|(?P<textesc>[%&#$_] )"
+    r"|(?P<mathop>mathop\s*\{(?P<opname>[A-Za-z]{2,})\})"
+    r")"
 )
-_TEXT_COMMANDS = _RAW_ARGUMENT_COMMANDS - {r"\color", r"\textcolor"}
-# Commands whose next token must be a delimiter.
-_DELIMITER_COMMANDS = frozenset(
-    [r"\left", r"\right", r"\middle", *l2m_commands.BIG, *l2m_commands.BIG_OPEN_CLOSE]
+# Substrings without which no _REWRITE alternative can match (one search for them is cheaper than
+# _REWRITE's scan).
+_REWRITE_TRIGGERS = (
+    "color", "pmb", "\\\n", "alignat", "alignedat", "split", "matrix*", "smallmatrix", "mathop", "kern", "skip", "hspace", "def",
+    "substack", "smash", "lap", "colorbox", "ref", "verb", "char", "sfit", "choice", "TextOrMath", "tiny", "size", "small", "arge", "LARGE", "uge", "g.", "g .", "l.", "r.", "m.",
+    "\\% ", "\\& ", "\\# ", "\\$ ", "\\_ ",
 )
-_DELIMITERS = frozenset(
-    r"""( ) [ ] | / . < > \{ \} \| \lbrace \rbrace \lbrack \rbrack \langle \rangle \lvert \rvert
-    \lVert \rVert \vert \Vert \lfloor \rfloor \lceil \rceil \lgroup \rgroup \lmoustache \rmoustache
-    \uparrow \downarrow \updownarrow \Uparrow \Downarrow \Updownarrow \backslash \lparen \rparen""".split()
-)
-_COLOUR = re.compile(r"^(#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|[a-zA-Z]+)$")
+# Marker colours for constructs math-core lacks, replaced in _finish (see _unmark).
+_MARKER_PREFIX = "01F00"
+_MARKERS = {"smash": "01F00A", "rlap": "01F00B", "llap": "01F00C", "clap": "01F00D", "box": "01F00E", "ref": "01F00F", "small": "01F009"}
+# xcolor's names as math-core resolves them, for \colorbox (which _rewrite resolves itself).
+_MATH_CORE_HEX = {
+    "red": "FF0000", "green": "03FF00", "blue": "0000FF", "cyan": "00B9F2", "magenta": "FB3199",
+    "yellow": "FFEB3D", "black": "000000", "gray": "808080", "white": "FFFFFF", "darkgray": "404040",
+    "lightgray": "BFBFBF", "brown": "BF803F", "lime": "BFFF04", "olive": "9F8C18", "orange": "FF8001",
+    "pink": "FFBFBF", "purple": "BF0140", "teal": "008080", "violet": "800080",
+}
+_MARKED = {
+    "01F00A": ('<mpadded height="0" depth="0">', "</mpadded>"),
+    "01F00B": ('<mpadded width="0">', "</mpadded>"),
+    "01F00C": ('<mpadded width="0"><mrow class="tex-llap">', "</mrow></mpadded>"),
+    "01F00D": ('<mpadded width="0"><mrow class="tex-clap">', "</mrow></mpadded>"),
+}
+_MARKER_START = re.compile(r'<mrow style="color:#(01F00[9A-F]);">')
+_EQUATION_ID = re.compile(r' id="([^"]*)"')
+_REFERENCE_NUMBER = re.compile(r'(<a href="[^"]*">)\((.*?)\)(</a>)')
+_BOX_COLOURS = re.compile(r'^(<mrow>)?((?:<mrow style="color:#[0-9A-F]{6};"><mrow></mrow></mrow>){1,2})')
+_REWRITE_TRIGGER = re.compile("|".join(map(re.escape, _REWRITE_TRIGGERS)))
+_BRACED_LINE_BREAK = re.compile(r"\\\\(?=[{}])")
+_TAG_OR_LABEL = re.compile(r"\\(?:tag|label)(?![A-Za-z])")
+
+def _colour_hex(value: str) -> Optional[str]:
+    if value.startswith("#"):
+        digits = value[1:]
+        return "".join(c * 2 for c in digits).upper() if len(digits) == 3 else digits.upper()
+    return _CSS_COLOURS.get(value.lower())
 
 
-def _known_commands() -> frozenset[str]:
-    """Every command latex2mathml handles: its command constants and its symbol table."""
-    known: set[str] = set(L2M_SYMBOLS)
-    for value in vars(l2m_commands).values():
-        names: Iterable = ()
-        if isinstance(value, str):
-            names = (value,)
-        elif isinstance(value, (tuple, list, frozenset, set)):
-            names = value
-        elif isinstance(value, dict):
-            names = value.keys()
-        known.update(n for n in names if isinstance(n, str) and n.startswith("\\"))
-    known.update(l2m_converter.OPERATORS)
-    known.update(l2m_converter.MOVABLE_LIMIT_TEXTS)
-    return frozenset(n for n in known if re.fullmatch(r"\\[A-Za-z]+\*?", n))
+def _matching_brace(tex: str, open_index: int) -> int:
+    """Index of the "}" closing the "{" at `open_index` (-1: none)."""
+    depth = 0
+    i = open_index
+    while i < len(tex):
+        c = tex[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
 
 
-_KNOWN_COMMANDS = _known_commands()
-_COMMAND = re.compile(r"\\[A-Za-z]+\*?")
+_VERB_ESCAPES = {
+    "\\": r"\textbackslash ", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#", "%": r"\%",
+    "_": r"\_", "^": r"\textasciicircum ", "~": r"\textasciitilde ", " ": r"\ ",
+}
+_TEX_SPECIALS = {c: "\\" + c for c in "{}$&#%_"} | {"\\": r"\backslash", "^": r"\hat{}", "~": r"\sim"}
+
+
+def _sans_italic(c: str) -> str:
+    if "A" <= c <= "Z":
+        return chr(0x1D608 + ord(c) - ord("A"))
+    if "a" <= c <= "z":
+        return chr(0x1D622 + ord(c) - ord("a"))
+    if "0" <= c <= "9":
+        return chr(0x1D7E2 + ord(c) - ord("0"))  # sans-serif digits (there are no italic ones)
+    return c
+
+
+def _brace_groups(tex: str, open_index: int, count: int) -> Optional[list[tuple[int, int]]]:
+    """`count` brace groups, the first at `open_index`, separated by spaces: (open, close) each."""
+    groups = []
+    i = open_index
+    for _ in range(count):
+        while i < len(tex) and tex[i] in " \t\n":
+            i += 1
+        if i >= len(tex) or tex[i] != "{":
+            return None
+        close = _matching_brace(tex, i)
+        if close < 0:
+            return None
+        groups.append((i, close))
+        i = close + 1
+    return groups
+
+
+def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
+    """The TeX math-core gets, and the edits made: (start in the result, length there, length in
+    the author's TeX), in order, so `_source_offset` can map an error's offset back."""
+    repl: list[tuple[int, int, str]] = []  # (start, end, text) in the author's TeX
+    text_ranges: Optional[list[tuple[int, int]]] = None
+
+    def in_text(index: int) -> bool:
+        nonlocal text_ranges
+        if text_ranges is None:
+            text_ranges = _text_ranges(tex)
+        return any(a <= index < b for a, b in text_ranges)
+
+    matches = _REWRITE.finditer(tex) if _REWRITE_TRIGGER.search(tex) else ()
+    for m in matches:
+        start, end = m.start(), m.end()
+        if m.group("size"):
+            # KaTeX sizes math too; math-core only text. In math the size is dropped (the formula
+            # keeps its size); inside \text{…} math-core applies it.
+            if not in_text(start):
+                while end < len(tex) and tex[end] == " ":
+                    end += 1
+                repl.append((start, end, ""))
+        elif m.group("color"):
+            value = m.group("cval")
+            hex_ = _colour_hex(value)
+            if hex_ is not None:  # else math-core names the unknown colour
+                command = r"\color[HTML]" if m.group("ccmd") == "color" else r"\textcolorhtml"
+                repl.append((start, end, f"{command}{{{hex_}}}"))
+        elif m.group("textesc"):
+            # In text a control symbol keeps the space after it (TeX; math-core drops it).
+            if in_text(start):
+                repl.append((start, end, m.group()[:2] + "\\ "))
+        elif m.group("nulldelim"):
+            repl.append((start, end, ""))  # a sized null delimiter (\Bigg.) draws nothing
+        elif m.group("pmb"):
+            repl.append((start, end, r"\boldsymbol"))
+        elif m.group("bsnl"):
+            repl.append((start, end, "\\ "))
+        elif m.group("env"):
+            name, action = m.group("ename"), m.group("eaction")
+            if name == "split":
+                new = rf"\{action}{{aligned}}"
+            elif name == "smallmatrix":  # a matrix in script size (see _unmark)
+                if _MARKER_PREFIX in tex.upper():
+                    continue
+                new = rf"\textcolorhtml{{{_MARKERS['small']}}}{{\begin{{matrix}}" if action == "begin" else r"\end{matrix}}"
+            elif name.endswith("matrix*"):
+                new = rf"\{action}{{{name[:-1]}}}"  # the column alignment ([r]) is not kept
+            else:  # alignat, alignedat, xalignat: align's column pairs
+                new = rf"\{action}{{{'aligned' if name == 'alignedat' else ('align*' if name.endswith('*') else 'align')}}}"
+            repl.append((start, end, new))
+        elif m.group("mathop"):
+            repl.append((start, end, rf"\mathop{{\mathrm{{{m.group('opname')}}}}}"))
+        elif m.group("kern"):
+            command, value = m.group("kcmd"), m.group("kval").strip()
+            if command.startswith("hspace"):
+                repl.append((start, end, rf"\hspace{{{value}}}"))
+                continue
+            em = re.fullmatch(r"(-?[\d.]+)\s*em", value)
+            if command in ("mkern", "mskip") and em:  # KaTeX warns and takes em; math-core wants mu
+                value = f"{float(em.group(1)) * 18:g}mu"
+            repl.append((start, end, rf"\{command} {value}"))
+        elif m.group("edef"):
+            repl.append((start, end, r"\def"))
+        elif m.group("cbox"):
+            # \colorbox{bg}{text}, \fcolorbox{frame}{bg}{text}: a marker row holding the colours
+            # (as empty coloured rows) and the text; _unmark makes it a padded box.
+            two = m.group("cboxcmd") == "fcolorbox"
+            colours = [m.group("cbox1")] + ([m.group("cbox2")] if two else [])
+            hexes = [_colour_hex(c) or _MATH_CORE_HEX.get(c) for c in colours]
+            close = _matching_brace(tex, end - 1)
+            if close > 0 and None not in hexes and (m.group("cbox2") is not None) == two and _MARKER_PREFIX not in tex.upper():
+                inner = "".join(rf"\textcolorhtml{{{h}}}{{}}" for h in hexes)
+                repl.append((start, end, rf"\textcolorhtml{{{_MARKERS['box']}}}{{{inner}\text{{"))
+                repl.append((close, close + 1, "}}"))
+        elif m.group("verb"):
+            text = "".join(_VERB_ESCAPES.get(c, c) for c in m.group("vtext"))
+            repl.append((start, end, rf"\texttt{{{text}}}"))
+        elif m.group("char"):
+            code = int(m.group("chex"), 16) if m.group("chex") else int(m.group("coct"), 8) if m.group("coct") else int(m.group("cdec"))
+            if 0x20 < code < 0x110000 and not 0xD800 <= code < 0xE000:
+                repl.append((start, end, _TEX_SPECIALS.get(chr(code), chr(code)) + " "))
+        elif m.group("sfit"):
+            repl.append((start, end, "".join(_sans_italic(c) for c in m.group("sftext"))))
+        elif m.group("choice"):
+            # \mathchoice{D}{T}{S}{SS}: the display or the text form; \TextOrMath{T}{M}: M.
+            groups = _brace_groups(tex, end - 1, 4 if m.group("choicecmd") == "mathchoice" else 2)
+            if groups:
+                keep = (0 if display else 1) if m.group("choicecmd") == "mathchoice" else 1
+                a, b = groups[keep]
+                repl.append((start, groups[-1][1] + 1, tex[a : b + 1]))
+        elif m.group("ref"):
+            # \ref{x}: math-core has only \eqref; its "(1)" loses the parentheses in _unmark.
+            close = _matching_brace(tex, end - 1)
+            if close > 0 and _MARKER_PREFIX not in tex.upper():
+                repl.append((start, end, rf"\textcolorhtml{{{_MARKERS['ref']}}}{{\eqref{{"))
+                repl.append((close, close + 1, "}}"))
+        elif m.group("lap"):
+            # \smash, \rlap, \llap, \clap (and \math… forms), which math-core lacks: the argument
+            # in a marker colour that _finish turns into the <mpadded> KaTeX would draw.
+            close = _matching_brace(tex, end - 1)
+            if close > 0 and _MARKER_PREFIX not in tex.upper():
+                command = m.group("lapcmd")
+                text = command in ("rlap", "llap", "clap")
+                repl.append((start, end, rf"\textcolorhtml{{{_MARKERS[command.replace('math', '')]}}}{{" + (r"\text{" if text else "")))
+                repl.append((close, close + 1, "}}" if text else "}"))
+        elif m.group("substack"):
+            close = _matching_brace(tex, end - 1)
+            if close > 0:
+                repl.append((start, end, r"{\begin{subarray}{c}"))
+                repl.append((close, close + 1, r"\end{subarray}}"))
+    # Math inside text (`\text{for $x > 0$}`, as KaTeX reads it): the text closes before the
+    # formula and opens again after it, with the same command.
+    if "$" in tex:
+        repl += _math_in_text(tex)
+    # `\\{…\\}` outside any environment: a non-raw docstring's spelling of `\{…\}` (Python reads
+    # "\\{" as "\{", and so did the original site); a line break there would mean nothing.
+    if "\\\\" in tex and "\\begin" not in tex:
+        repl += [(m.start(), m.end(), "\\") for m in _BRACED_LINE_BREAK.finditer(tex)]
+    # KaTeX takes \tag and \label in any display formula; math-core only in a numbered environment.
+    if display and "\\begin" not in tex and _TAG_OR_LABEL.search(tex):
+        repl += [(0, 0, r"\begin{equation*}"), (len(tex), len(tex), r"\end{equation*}")]
+    if not repl:
+        return tex, []
+    repl.sort(key=lambda r: (r[0], r[1]))
+    out: list[str] = []
+    edits: list[tuple[int, int, int]] = []
+    pos = shift = 0
+    for start, end, text in repl:
+        if start < pos:
+            continue  # overlaps an earlier rewrite
+        out.append(tex[pos:start])
+        out.append(text)
+        edits.append((start + shift, len(text), end - start))
+        shift += len(text) - (end - start)
+        pos = end
+    out.append(tex[pos:])
+    return "".join(out), edits
+
+
+_TEXT_START = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{")
+
+
+_TEXT_ARGUMENT = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{|\\(f?colorbox)\s*\{[^{}]*\}(?:\s*\{[^{}]*\})??\s*\{(?=[^{}]*\$)")
+
+
+def _math_in_text(tex: str) -> list[tuple[int, int, str]]:
+    """Rewrites for `$…$` pairs at the top level of a text argument: `$` → `}` and `$` → `\\text{`."""
+    repl = []
+    for m in _TEXT_ARGUMENT.finditer(tex):
+        close = _matching_brace(tex, m.end() - 1)
+        if close < 0:
+            continue
+        command = tex[m.start() : m.end() - 1].rstrip() if not m.group(1) else r"\text"
+        depth = 0
+        opened = -1
+        i = m.end()
+        while i < close:
+            c = tex[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+            elif c == "$" and depth == 0:
+                if opened < 0:
+                    opened = i
+                else:
+                    repl += [(opened, opened + 1, "}"), (i, i + 1, command + "{")]
+                    opened = -1
+            i += 1
+    return repl
+
+
+def _text_ranges(tex: str) -> list[tuple[int, int]]:
+    """(start, end) of every text-mode argument, braces included."""
+    ranges = []
+    for m in _TEXT_START.finditer(tex):
+        depth = 0
+        i = m.end() - 1
+        while i < len(tex):
+            c = tex[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        ranges.append((m.start(), i + 1))
+    return ranges
+
+
+def _source_offset(offset: int, edits: list[tuple[int, int, int]]) -> int:
+    """Map an offset in the rewritten TeX back to the author's TeX."""
+    shift = 0
+    for start, new_len, old_len in edits:
+        if offset < start:
+            break
+        if offset < start + new_len:
+            return start - shift
+        shift += new_len - old_len
+    return offset - shift
+
+
+# --------------------------------------------------------------------------------------------------
+# Bounds: math-core recurses per nesting level (and would overflow the stack, killing the process)
+
+_NEST_TOKEN = re.compile(r"\\(?:begin|left)(?![A-Za-z])|\\(?:end|right)(?![A-Za-z])|\\[A-Za-z]+|\\.|[{}]|[^\\{}\s]+|\s+", re.S)
+_DEFINES_MACROS = re.compile(r"\\(?:[egx]?def|newcommand|renewcommand|providecommand|let)(?![A-Za-z])")
+
+
+def _check_bounds(tex: str) -> None:
+    if len(tex) > MAX_TEX_CHARS:
+        raise MathError(f"formula is {len(tex):,} characters long, more than {MAX_TEX_CHARS:,}: split it into smaller formulas")
+    if tex.count("{") + tex.count("\\") <= MAX_NESTING:
+        return  # nothing can nest deeper than the braces and commands there are
+    depth = 0
+    run = 0  # consecutive commands, which may nest without braces (\sqrt\sqrt\sqrt x)
+    for m in _NEST_TOKEN.finditer(tex):
+        token = m.group()
+        if token == "{" or token in ("\\begin", "\\left"):
+            depth += 1
+            run = 0
+        elif token == "}" or token in ("\\end", "\\right"):
+            depth -= 1
+            run = 0
+        elif token[0] == "\\" and token[1:2].isalpha():
+            run += 1
+        elif not token.isspace():
+            run = 0
+        if depth + run > MAX_NESTING:
+            offset = m.start()
+            line, column = _line_column(tex, offset)
+            raise MathError(
+                f"formula nests more than {MAX_NESTING} levels deep (line {line}, column {column}): "
+                "split it into smaller formulas",
+                column,
+                line,
+            )
+
+
+_BIG_STACK = 512 * 1024 * 1024
+
+
+def _converter_failure(error: BaseException) -> bool:
+    """An exception from math-core other than LatexError, which is a failure of one formula: a
+    Rust panic reaches Python as pyo3's PanicException, a BaseException not importable by name."""
+    return not isinstance(error, (KeyboardInterrupt, SystemExit, GeneratorExit, MathError, LatexError))
+
+
+def _convert_safely(converter: LatexToMathML, call: str, *args, **kwargs):
+    """Call math-core; in a thread with a large stack when macros could nest deeper than the
+    source shows (each expansion may add `MAX_NESTING` levels)."""
+    result: list = []
+
+    def run() -> None:
+        try:
+            result.append((True, getattr(converter, call)(*args, **kwargs)))
+        except LatexError as error:
+            result.append((False, error))
+        except BaseException as error:  # reported as a failure below
+            if not _converter_failure(error):
+                raise
+
+    for size in (_BIG_STACK, _BIG_STACK // 8):
+        old = threading.stack_size(size)
+        try:
+            thread = threading.Thread(target=run, name="math-core")
+            thread.start()
+            break
+        except (RuntimeError, MemoryError):  # the system would not reserve the stack
+            continue
+        finally:
+            threading.stack_size(old)
+    else:
+        raise MathError("formula needs more memory to convert than this system gives: simplify its macros")
+    thread.join()
+    if not result:  # the conversion raised something other than LatexError
+        raise MathError("the converter failed on this formula: simplify it")
+    ok, value = result[0]
+    if not ok:
+        raise value
+    return value
+
+
+# --------------------------------------------------------------------------------------------------
+# Converters: one per set of page macros
+
+
+@functools.lru_cache(maxsize=64)
+def _converter(macros: tuple[tuple[str, str], ...] = ()) -> LatexToMathML:
+    try:
+        return _new_converter(macros)
+    except LatexError as error:  # math-core checks the macros as it builds the converter
+        message = re.sub(r"^macro\d+:\d+: ", "", str(error)).rstrip(".")
+        raise MathError(f"a page macro (front matter 'macros:') is not valid TeX: {message[:1].lower() + message[1:]}") from None
+
+
+def _new_converter(macros: tuple[tuple[str, str], ...]) -> LatexToMathML:
+    return LatexToMathML(
+        macros={**_COMPAT_MACROS, **dict(macros)},
+        fancy_error=False,
+        max_expansions=MAX_EXPANSIONS,
+        id_prefix=EQUATION_ID_PREFIX,
+        # \widetilde, \widecheck, \utilde: KaTeX has them, and Chromium draws them (stretched).
+        allow_unreliable_rendering=True,
+    )
+
+
+def _line_column(tex: str, offset: int) -> tuple[int, int]:
+    offset = max(0, min(offset, len(tex)))
+    line = tex.count("\n", 0, offset) + 1
+    column = offset - (tex.rfind("\n", 0, offset) + 1) + 1
+    return line, column
+
+
+_ERROR = re.compile(r"^(\d+): (.*?)\.?$", re.S)
+
+
+def _math_error(error: LatexError, tex: str, edits: list[tuple[int, int, int]]) -> MathError:
+    message = str(error)
+    m = _ERROR.match(message)
+    if not m:
+        return MathError(message)
+    offset = _source_offset(int(m.group(1)), edits)
+    line, column = _line_column(tex, offset)
+    text = m.group(2)
+    text = text[:1].lower() + text[1:]
+    where = f"column {column}" if "\n" not in tex else f"line {line}, column {column}"
+    return MathError(f"{text} (at {where} of the formula)", column, line)
+
+
+# Characters that cannot appear in the page's MathML (outside XML's Char production, or a carriage
+# return, which an HTML parser turns into a line feed, so the annotation would not hold the TeX).
+_NOT_XML = re.compile(r"[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# A comment sign whose comment runs to the end of the formula: in prose that hides the rest of the
+# formula, and is almost always a percent sign meant as \%. (A comment that ends at a line break,
+# in a formula of several lines, is TeX as KaTeX reads it.)
+_LAST_LINE_COMMENT = re.compile(r"(?<!\\)(?:\\\\)*%[^\n]*\S[^\n]*$")
+
+
+def _prepare(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
+    if not isinstance(tex, str):
+        raise TypeError(f"tex must be str, not {type(tex).__name__}")
+    if not tex.strip():
+        raise MathError("empty formula: write the TeX between the delimiters or remove them")
+    bad = _NOT_XML.search(tex)
+    if bad:
+        line, column = _line_column(tex, bad.start())
+        raise MathError(
+            f"character U+{ord(bad.group()):04X} at column {column} cannot appear in a web page's math: remove it",
+            column,
+            line,
+        )
+    if "%" in tex:
+        comment = _LAST_LINE_COMMENT.search(tex)
+        if comment:
+            offset = comment.end() - len(comment.group().lstrip("\\"))
+            line, column = _line_column(tex, offset)
+            raise MathError(
+                f"unescaped % at column {column} starts a TeX comment that hides the rest of the "
+                r"formula: write \% for a percent sign",
+                column,
+                line,
+            )
+    _check_bounds(tex)
+    return _rewrite(tex, display)
+
+
+def _needs_big_stack(prepared: str, macros: tuple) -> bool:
+    return (
+        bool(macros)
+        or len(prepared) > 2000
+        or (("def" in prepared or "command" in prepared or "\\let" in prepared) and bool(_DEFINES_MACROS.search(prepared)))
+    )
 
 
 # --------------------------------------------------------------------------------------------------
 # Public API
 
 
-_TOO_DEEP = "formula nests too deeply: split it into smaller formulas"
-
-
-@functools.lru_cache(maxsize=4096)
-def tex_to_mathml(tex: str, display: bool) -> str:
+@functools.lru_cache(maxsize=8192)
+def tex_to_mathml(tex: str, display: bool, macros: tuple[tuple[str, str], ...] = ()) -> str:
     """Convert one formula to a ``<math>`` element (a string of MathML) or raise MathError.
 
     `tex` is the TeX between the delimiters (``$…$``, ``$$…$$``) or a whole environment
-    (``\\begin{align}…\\end{align}``); `display` chooses ``display="block"`` or ``"inline"``.
-    The result carries the TeX in ``<annotation encoding="application/x-tex">``. Cached per
-    ``(tex, display)``: the same formula repeats across pages and languages.
+    (``\\begin{align}…\\end{align}``); `display` chooses ``display="block"`` or ``"inline"``;
+    `macros` are the page's (name → expansion, without the backslash). The result carries the
+    TeX in ``<annotation encoding="application/x-tex">``. Cached per distinct formula. Numbered
+    environments number from (1): use `typeset_page` for a page's formulas together.
     """
-    if not isinstance(tex, str):
-        raise TypeError(f"tex must be str, not {type(tex).__name__}")
-    if not tex.strip():
-        raise MathError("empty formula: write the TeX between the delimiters or remove them")
-    _check_source(tex)
-    tokens = _tokenize(_prepare(tex))
-    _check_tokens(tokens, source=tex)
-    mode = "block" if display else "inline"
+    prepared, edits = _prepare(tex, display)
+    converter = _converter(macros)
     try:
-        element = _convert(tokens, mode)
-    except MathError:
+        if _needs_big_stack(prepared, macros):
+            raw = _convert_safely(converter, "convert_with_local_state", prepared, displaystyle=display)
+        else:
+            raw = converter.convert_with_local_state(prepared, displaystyle=display)
+    except LatexError as error:
+        raise _math_error(error, tex, edits) from None
+    except BaseException as error:
+        if not _converter_failure(error):
+            raise
+        raise MathError(f"the converter failed on this formula ({type(error).__name__}): simplify it") from None
+    return _finish(raw, tex, display)
+
+
+# A page's formulas need converting together when one is numbered or refers to another.
+_NUMBERING = re.compile(
+    r"\\(?:label|eqref|ref|tag)(?![A-Za-z])|\\begin\{(?:equation|align|gather|alignat|multline|flalign|xalignat)\}"
+)
+
+
+def typeset_page(
+    formulas: Sequence[tuple[str, bool]], macros: tuple[tuple[str, str], ...] = ()
+) -> list[object]:
+    """Each formula of a page as MathML (a str) or the MathError it raises, in order.
+
+    Numbers of ``equation``/``align``/``gather``/… run on through the page, and ``\\eqref`` /
+    ``\\ref`` link to a ``\\label`` anywhere on it (forward references too). A page without numbering
+    converts formula by formula, from the cache.
+    """
+    if not any(_NUMBERING.search(tex) for tex, _ in formulas):
+        return [_or_error(tex, display, macros) for tex, display in formulas]
+    try:
+        return _unique_labels(list(_typeset_together(tuple(formulas), macros)))
+    except _BatchFailed:
+        pass
+    # Some formula fails: the others are numbered together, each failing one is its own error.
+    results = [_or_error(tex, display, macros) for tex, display in formulas]
+    good = [i for i, r in enumerate(results) if isinstance(r, str)]
+    try:
+        together = _typeset_together(tuple(formulas[i] for i in good), macros)
+    except _BatchFailed:  # only their combination fails (a label defined twice, say)
+        return results
+    for i, markup in zip(good, together):
+        results[i] = markup
+    return _unique_labels(results)
+
+
+def _unique_labels(results: list[object]) -> list[object]:
+    """A label defined by an earlier formula of the page makes a later one an error (ids must be
+    unique on a page; KaTeX refuses a label defined twice too)."""
+    seen: set[str] = set()
+    for index, markup in enumerate(results):
+        if isinstance(markup, str) and ' id="' in markup:
+            ids = _EQUATION_ID.findall(markup)
+            again = [i for i in ids if i in seen]
+            if again:
+                label = again[0][len(EQUATION_ID_PREFIX):]
+                results[index] = MathError(
+                    f"\\label{{{label}}} is already defined by an earlier equation on this page: give each equation its own label"
+                )
+            seen.update(ids)
+    return results
+
+
+def _or_error(tex: str, display: bool, macros: tuple[tuple[str, str], ...]) -> object:
+    try:
+        return tex_to_mathml(tex, display, macros)
+    except MathError as error:
+        return error
+
+
+class _BatchFailed(Exception):
+    pass
+
+
+@functools.lru_cache(maxsize=256)
+def _typeset_together(formulas: tuple[tuple[str, bool], ...], macros: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """A page's formulas converted in one batch (numbers run on, references resolve); raises
+    _BatchFailed when any of them fails."""
+    try:
+        prepared = [(_prepare(tex, display)[0], display) for tex, display in formulas]
+        converter = _converter(macros)
+        if any(_needs_big_stack(tex, macros) for tex, _ in prepared):
+            raws = _convert_safely(converter, "convert_all", prepared)
+        else:
+            raws = converter.convert_all(prepared)
+        return tuple(_finish(raw, tex, display) for raw, (tex, display) in zip(raws, formulas))
+    except BaseException as error:
+        if isinstance(error, (MathError, LatexError)) or _converter_failure(error):
+            raise _BatchFailed from None
         raise
-    except RecursionError as error:
-        raise MathError(_TOO_DEEP) from error
-    except Exception as error:  # latex2mathml signals malformed input with many exception types
-        raise MathError(_explain_converter_error(error)) from error
-    math = _math_element(_repair(element, tex), tex, mode)
-    try:
-        markup, checked = _serialise_checked(math)
-    except RecursionError as error:  # the serialiser recurses once per level, like the converter
-        raise MathError(_TOO_DEEP) from error
-    # Checking the tree we built, as it is written, is much cheaper than parsing `markup` again. It
-    # is exact wherever `markup` parses back to that same tree; elsewhere (and to word the messages)
-    # the string decides.
-    if not checked or _NOT_XML_ROUND_TRIP.search(markup):
-        problems = validate_mathml(markup, expected_tex=tex)
+
+
+# --------------------------------------------------------------------------------------------------
+# After conversion
+
+_NAMED_ENTITY = re.compile(r"&([A-Za-z][A-Za-z0-9]*);")
+_XML_ENTITIES = frozenset({"amp", "lt", "gt", "quot"})
+# A sized delimiter (\bigg), \Big\Vert) as the base of a script: Chromium draws it at normal size
+# unless it is wrapped in an <mrow> and marked stretchy and symmetric (DESIGN.md).
+_SIZED_BASE = re.compile(r"<(msub|msup|msubsup)><mo( [^>]*?minsize=\"[^\"]*\"[^>]*)>([^<]*)</mo>")
+# A script that is only letters in the default (italic) font: `d_{model}`, `W^{in}`, on a simple base.
+_TOKEN = r"<m[ino](?: [^>]*)?>[^<]*</m[ino]>"
+_LETTERS = r"<mrow>(?:<mi>[A-Za-z]</mi>){2,}</mrow>"
+_LETTER_SCRIPT = re.compile(
+    rf"<(msub|msup)>({_TOKEN})({_LETTERS})</\1>|<msubsup>({_TOKEN})({_LETTERS}|{_TOKEN})({_LETTERS}|{_TOKEN})</msubsup>"
+)
+_LETTER = re.compile(r"<mi>([A-Za-z])</mi>")
+
+
+# math-core writes text styles as HTML inside <mtext>; the site keeps <mtext> text-only (and styled
+# by math.css), so each becomes an attribute.
+_TEXT_STYLES = {
+    "<b>": ("</b>", ' mathvariant="bold"'),
+    "<i>": ("</i>", ' mathvariant="italic"'),
+    "<em>": ("</em>", ' mathvariant="italic"'),
+    "<b><i>": ("</i></b>", ' mathvariant="bold-italic"'),
+    "<code>": ("</code>", ' mathvariant="monospace"'),
+    '<span class="math-core-sans-serif-font">': ("</span>", ' mathvariant="sans-serif"'),
+    '<span class="math-core-serif-font">': ("</span>", ' class="text-serif"'),
+    '<span style="font-variant-caps: small-caps">': ("</span>", ' class="text-small-caps"'),
+    "<s>": ("</s>", ' class="text-strike"'),
+    "<u>": ("</u>", ' class="text-underline"'),
+}
+_STYLED_TEXT = re.compile(
+    r'<mtext((?: style="[^"]*")?)>(' + "|".join(re.escape(k) for k in sorted(_TEXT_STYLES, key=len, reverse=True))
+    + r')([^<]*)(</[a-z]+>(?:</b>)?)</mtext>'
+)
+
+
+def _styled_text(m: re.Match) -> str:
+    close, attribute = _TEXT_STYLES[m.group(2)]
+    if m.group(4) != close:
+        return m.group()
+    return f"<mtext{m.group(1)}{attribute}>{m.group(3)}</mtext>"
+
+
+def _entity(m: re.Match) -> str:
+    name = m.group(1)
+    if name in _XML_ENTITIES:
+        return m.group()
+    chars = _HTML5_ENTITIES.get(name + ";")
+    if chars is None:
+        return "&amp;" + name + ";"
+    return "".join(f"&#x{ord(c):X};" for c in chars)
+
+
+def _sized_base(m: re.Match) -> str:
+    attributes = m.group(2)
+    if "stretchy=" not in attributes:
+        attributes += ' stretchy="true"'
+    if "symmetric=" not in attributes:
+        attributes += ' symmetric="true"'
+    return f"<{m.group(1)}><mrow><mo{attributes}>{m.group(3)}</mo></mrow>"
+
+
+def _italic(letter: str) -> str:
+    if letter == "h":
+        return "\u210e"
+    if "a" <= letter <= "z":
+        return chr(0x1D44E + ord(letter) - ord("a"))
+    return chr(0x1D434 + ord(letter) - ord("A"))
+
+
+def _one_identifier(script: str) -> str:
+    if not script.startswith("<mrow>"):
+        return script
+    return "<mi>" + "".join(_italic(letter) for letter in _LETTER.findall(script)) + "</mi>"
+
+
+def _merged_script(m: re.Match) -> str:
+    if m.group(1):
+        return f"<{m.group(1)}>{m.group(2)}{_one_identifier(m.group(3))}</{m.group(1)}>"
+    return f"<msubsup>{m.group(4)}{_one_identifier(m.group(5))}{_one_identifier(m.group(6))}</msubsup>"
+
+
+def _merge_letters(body: str) -> str:
+    """`<msub><mi>d</mi><mrow><mi>m</mi><mi>o</mi>…</mrow></msub>` → the script as one `<mi>` in
+    math italic (a multi-letter <mi> would be upright): it reads as one name, as TeX sets it."""
+    return _LETTER_SCRIPT.sub(_merged_script, body)
+
+
+# \mathop{…} with scripts: TeX puts them under and over in display style (\displaylimits);
+# math-core writes them as side scripts.
+_MATHOP_SCRIPTS = re.compile(
+    r"<(msub|msup|msubsup)>(<mpadded style=\"padding-left:[^\"]*;padding-right:[^\"]*;\">)"
+)
+_LIMITS = {"msub": "munder", "msup": "mover", "msubsup": "munderover"}
+
+
+def _mathop_limits(body: str) -> str:
+    """Each msub/msup/msubsup whose base is \\mathop's <mpadded>, as munder/mover/munderover."""
+    out: list[str] = []
+    pos = 0
+    for m in _MATHOP_SCRIPTS.finditer(body):
+        tag = m.group(1)
+        end = _closing_tag(body, m.start(), tag)
+        if end < 0 or m.start() < pos:
+            continue
+        limits = _LIMITS[tag]
+        out.append(body[pos : m.start()])
+        out.append(f"<{limits}>" + body[m.end(1) + 1 : end] + f"</{limits}>")
+        pos = end + len(f"</{tag}>")
+    out.append(body[pos:])
+    return "".join(out)
+
+
+def _closing_tag(body: str, start: int, tag: str) -> int:
+    """Index of the end tag matching the <tag> at `start` (-1: none)."""
+    depth = 0
+    for m in re.finditer(rf"<(/?){tag}(?:\s[^>]*)?>", body[start:]):
+        depth += -1 if m.group(1) else 1
+        if depth == 0:
+            return start + m.start()
+    return -1
+
+
+def _unmark(body: str) -> str:
+    """Each marker-coloured <mrow> (from _rewrite) as the element it stands for."""
+    while True:
+        m = _MARKER_START.search(body)
+        if m is None:
+            return body
+        end = _closing_tag(body, m.start(), "mrow")
+        if end < 0:
+            return body
+        inner = body[m.end() : end]
+        if m.group(1) == _MARKERS["small"]:
+            inner = inner.replace('<mtable displaystyle="false" scriptlevel="0"', '<mtable displaystyle="false" scriptlevel="1"', 1)
+            start_tag, end_tag = ("<mrow>", "</mrow>")
+        elif m.group(1) == _MARKERS["ref"]:
+            inner = _REFERENCE_NUMBER.sub(r"\1\2\3", inner)
+            start_tag, end_tag = ("<mrow>", "</mrow>")
+        elif m.group(1) == _MARKERS["box"]:
+            colours = _BOX_COLOURS.match(inner)
+            hexes = re.findall(r"#([0-9A-F]{6})", colours.group(2)) if colours else []
+            inner = (colours.group(1) or "") + inner[colours.end() :] if colours else inner
+            style = f"background-color:#{hexes[-1]};padding:0.1em 0.25em;" if hexes else ""
+            if len(hexes) == 2:
+                style += f"border:0.06em solid #{hexes[0]};"
+            start_tag, end_tag = (f'<mpadded style="{style}">', "</mpadded>")
+        else:
+            start_tag, end_tag = _MARKED[m.group(1)]
+        body = body[: m.start()] + start_tag + inner + end_tag + body[end + len("</mrow>") :]
+
+
+# \left( … \right) around content no taller than a line (tokens and scripts): Chromium gives a
+# stretchy vertical operator the width of its widest size variant or assembly part, whatever its
+# height (MathML Core's rule; 0.875em for Latin Modern's parentheses), so "( x )" gaps where TeX
+# sets "(x)". At that height TeX uses the normal glyph, which stretchy="false" draws.
+_LEFT_RIGHT = re.compile(r"<mrow><mo>([(\[{|/\\\u2016\u27e8\u27e6\u27ee\u230a\u2308\u2063\u2191\u2193\u2195\u21d1\u21d3\u21d5\u23b0\u231c\u231e])</mo>")
+_TALL = re.compile(r"<(?:mfrac|msqrt|mroot|mtable|munder|mover|munderover|mpadded|menclose|mstyle)[ >]|minsize=|[\u220f-\u2211\u222b-\u2233\u22c0-\u22c3\u2a00-\u2a0c]|displaystyle")
+
+
+def _small_fences(body: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _LEFT_RIGHT.finditer(body):
+        if m.start() < pos:
+            continue
+        end = _closing_tag(body, m.start(), "mrow")
+        inner = body[m.end() : end]
+        if end < 0 or not inner.endswith("</mo>") or _TALL.search(inner):
+            continue
+        close = inner.rfind("<mo")
+        if close < 0 or _LEFT_RIGHT.search(inner) or "stretchy=" in inner[close : inner.find(">", close)]:
+            continue  # a nested \left … \right: leave both
+        out.append(body[pos : m.start()])
+        out.append(f'<mrow><mo stretchy="false">{m.group(1)}</mo>{inner[:close]}<mo stretchy="false"{inner[close + 3:]}')
+        pos = end
+    if not out:
+        return body
+    out.append(body[pos:])
+    return "".join(out)
+
+
+# Sized delimiters (\big( … \Bigg]): Chromium makes a stretchy operator's box as wide as its
+# widest size variant or assembly part (MathML Core's rule) and centres the glyph in it, so a
+# \big( has up to 0.25em of nothing on each side. Its size is known (minsize), so the glyph
+# Chromium picks is too: Latin Modern Math's variants (height, advance, in 1/1000 em) and the
+# widest width, from the font's MATH table; the gap is taken back with negative margins.
+_PAREN = ((997, 389), (1095, 422), (1195, 458), (1445, 523), (1793, 597), (2093, 663), (2393, 736), (2991, 875))
+_BRACKET = ((1001, 278), (1101, 340), (1201, 417), (1451, 444), (1801, 472), (2101, 499), (2401, 528), (3001, 667))
+_BRACE = ((1001, 500), (1101, 540), (1201, 583), (1451, 624), (1801, 667), (2101, 707), (2401, 750), (3001, 902))
+_ANGLE = ((1001, 389), (1101, 428), (1201, 472), (1451, 537), (1801, 611), (2101, 677), (2401, 750), (3001, 908))
+_FLOOR = ((1001, 444), (1101, 458), (1201, 472), (1451, 499), (1801, 528), (2101, 555), (2401, 583), (3001, 623))
+_DELIMITER_VARIANTS: dict[str, tuple[tuple[tuple[int, int], ...], int]] = {
+    "(": (_PAREN, 875), ")": (_PAREN, 875), "[": (_BRACKET, 667), "]": (_BRACKET, 667),
+    "{": (_BRACE, 902), "}": (_BRACE, 902), "\u27e8": (_ANGLE, 908), "\u27e9": (_ANGLE, 908),
+    "\u230a": (_FLOOR, 667), "\u230b": (_FLOOR, 667), "\u2308": (_FLOOR, 667), "\u2309": (_FLOOR, 667),
+}
+_SIZED_DELIMITER = re.compile(r'<mo((?: [a-z]+="[^"]*")*?) minsize="([0-9.]+)em"((?: [a-z]+="[^"]*")*)>([^<])</mo>')
+
+
+def _delimiter_gap(m: re.Match) -> str:
+    return _delimiter_with_margins(m.group(0))
+
+
+@functools.lru_cache(maxsize=512)
+def _delimiter_with_margins(tag: str) -> str:
+    """A sized delimiter's <mo …>d</mo> with the margins that take back Chromium's extra width."""
+    m = _SIZED_DELIMITER.fullmatch(tag)
+    known = _DELIMITER_VARIANTS.get(m.group(4))
+    if known is None or "style=" in m.group(0):
+        return m.group(0)
+    variants, widest = known
+    target = float(m.group(2)) * 1000
+    advance = next((width for height, width in variants if height >= target), widest)
+    gap = (widest - advance) / 1000
+    if gap <= 0:
+        return m.group(0)
+    half = f"-{gap / 2:.3f}em"
+    return f'<mo{m.group(1)} minsize="{m.group(2)}em"{m.group(3)} style="margin-left:{half};margin-right:{half};">{m.group(4)}</mo>'
+
+
+def _finish(raw: str, tex: str, display: bool) -> str:
+    if raw.startswith("<math>"):
+        body = raw[6:-7]
+    elif raw.startswith('<math display="block">'):
+        body = raw[22:-7]
     else:
-        problems = []
+        body = ""
+    if not raw.endswith("</math>") or "<math" in body:
+        raise MathError("the converter returned something other than one <math> element: simplify the formula")
+    if "&" in body:
+        body = _NAMED_ENTITY.sub(_entity, body)
+    if "<mtext" in body and ("<mtext><" in body or '%"><' in body):
+        body = _STYLED_TEXT.sub(_styled_text, body)
+    if "minsize=" in body:
+        body = _SIZED_DELIMITER.sub(_delimiter_gap, body)
+        body = _SIZED_BASE.sub(_sized_base, body)
+    if "<mrow><mi>" in body and "</mi></mrow></ms" in body:
+        body = _merge_letters(body)
+    if "<mrow><mo>" in body and _LEFT_RIGHT.search(body):
+        body = _small_fences(body)
+    if "color:#01F00" in body:
+        body = _unmark(body)
+    if "\u20d7" in body:
+        # \vec: the combining arrow drifts left of its base in Chromium; a small → sits on it.
+        body = body.replace('<mo stretchy="false">\u20d7</mo></mover>', '<mo stretchy="false" mathsize="70%">\u2192</mo></mover>')
+    if display and "<mpadded style=" in body:
+        body = _mathop_limits(body)
+    mode = "block" if display else "inline"
+    # A numbered equation is one full-width <mtable>: left unwrapped, so that its width (100 %,
+    # the number at the right margin) is the formula's (math.css makes <semantics> a block).
+    if not (body.startswith('<mtable displaystyle="true" scriptlevel="0" style="width: 100%"')
+            and _closing_tag(body, 0, "mtable") == len(body) - len("</mtable>")):
+        body = f"<mrow>{body}</mrow>"
+    markup = (
+        f'<math xmlns="{MATHML_NS}" display="{mode}"><semantics>{body}'
+        f'<annotation encoding="application/x-tex">{_escape_text(tex)}</annotation></semantics></math>'
+    )
+    if ' id="' in body:
+        ids = _EQUATION_ID.findall(body)
+        if len(set(ids)) < len(ids):
+            twice = next(i for i in ids if ids.count(i) > 1)
+            raise MathError(f"\\label{{{twice[len(EQUATION_ID_PREFIX):]}}} is defined twice: give each equation its own label")
+    # Should the fast check flag what is fine, the parsing validator decides.
+    problems = validate_mathml(markup, expected_tex=tex) if _fast_problem(body) else []
     if problems:
         raise MathError(
-            "this TeX converts to invalid MathML (" + "; ".join(problems[:3]) + "): "
+            "this TeX converts to MathML the site does not ship (" + "; ".join(problems[:3]) + "): "
             "simplify the formula or rewrite the part named"
         )
     return markup
 
 
 # --------------------------------------------------------------------------------------------------
-# Tokenising and converting with latex2mathml
-#
-# latex2mathml's public entry point takes a string and tokenises it itself, but _check_tokens needs
-# the tokens first; tokenising once and handing the list to its walker and converter halves that
-# work. Those are internals (walker._walk and Node, Converter and its _convert_* methods, the command
-# tables, the tokenizer's PATTERN and UNITS), which is acceptable because pyproject pins latex2mathml
-# to >=3.81.1,<3.82; the differential tests in tests/test_math.py fail if a release changes what they
-# rely on.
-
-
-def _whole_match_pattern() -> re.Pattern:
-    r"""latex2mathml's token pattern with its groups made non-capturing, so that ``findall`` yields
-    whole matches, and without its \verb alternative, whose backreference needs a group."""
-    source = L2M_TOKEN_PATTERN.pattern
-    verb = re.search(r"\(\?P<verb>.*?\(\?P=verb_delim\)\)\s*\|", source, re.S)
-    if verb is not None:
-        source = re.sub(r"\(\?P<\w+>", "(?:", source.replace(verb.group(), ""))
-    if verb is None or "(?P" in source:
-        raise ImportError("latex2mathml's token pattern is not the one _tokenize knows (see its pin in pyproject)")
-    return re.compile(source, L2M_TOKEN_PATTERN.flags)
-
-
-_WHOLE_MATCHES = _whole_match_pattern()
-
-
-def _tokenize(tex: str) -> list[str]:
-    """Exactly the tokens of latex2mathml's ``tokenizer.tokenize(tex)``, as a list, for less CPU.
-
-    latex2mathml filters all twenty-odd groups of every regex match through a lambda. Here the
-    matches come as strings from _WHOLE_MATCHES, far cheaper than match objects, and most are a
-    token as they stand. The others are matched again on their own, which takes the same alternative
-    of the pattern (none looks past the end of its match except to stop there), and go through
-    latex2mathml's rules.
-    """
-    if r"\verb" in tex:
-        return _tokenize_matches(tex)  # _WHOLE_MATCHES has no \verb alternative
-    tokens: list[str] = []
-    for whole in _WHOLE_MATCHES.findall(tex):
-        first = whole[0]
-        if len(whole) == 1:
-            if whole != "%":  # a lone "%" is an empty comment
-                tokens.append(whole)
-        elif first == "\\" and (len(whole) == 2 or whole[1:].isalpha()) and not whole.startswith(r"\math"):
-            tokens.append(whole)  # an escaped character or a command (\math… may be a symbol: the rules)
-        elif first in "0123456789." and not whole[-1].isalpha():
-            tokens.append(whole)  # a number (a dimension ends with its unit: the rules)
-        elif first in "_^":
-            tokens += [first, whole[1]]  # a script with a one-digit argument: x_2
-        elif not _add_match_tokens(L2M_TOKEN_PATTERN.match(whole), tokens):
-            break
-    return tokens
-
-
-# Regex groups that match one whole token on their own, which latex2mathml yields unchanged.
-_SINGLE_TOKEN_GROUPS = frozenset({"letter", "number", "escaped", "command", "char"})
-
-
-def _tokenize_matches(tex: str) -> list[str]:
-    r"""_tokenize on match objects, for TeX with \verb."""
-    tokens: list[str] = []
-    for match in L2M_TOKEN_PATTERN.finditer(tex):
-        token = match.group()
-        # "%" starts a comment and "\math…" / "\verb…" have special cases: leave those to the rules.
-        if match.lastgroup in _SINGLE_TOKEN_GROUPS and not token.startswith(("%", r"\math", r"\verb")):
-            tokens.append(token)
-        elif not _add_match_tokens(match, tokens):
-            break
-    return tokens
-
-
-def _add_match_tokens(match: re.Match, tokens: list[str]) -> bool:
-    """latex2mathml's rules for one match (tokenizer.tokenize's loop body); False: stop tokenising."""
-    groups = [group for group in match.groups() if group is not None]
-    if groups[0].startswith(l2m_commands.VERB):
-        tokens.append(l2m_commands.VERB)
-        if len(groups) < 3:
-            # A bare \verb: latex2mathml yields it and then fails with IndexError. _check_tokens
-            # refuses \verb wherever it appears, so that failure is never reached; stopping here
-            # leaves the same tokens up to the refusal.
-            return False
-        tokens.append(groups[2])
-        return True
-    if groups[0].startswith(l2m_commands.MATH) and groups[0] not in l2m_commands.MATH_NON_FONT_COMMANDS:
-        symbol = convert_symbol("".join(groups))
-        if symbol:
-            tokens.append(f"&#x{symbol};")
-            return True
-    for captured in groups:
-        if captured.startswith("%"):
-            break
-        if captured.endswith(L2M_UNITS) and captured[0:1].isdigit():
-            tokens.append(captured.replace(" ", ""))
-        elif captured.startswith((l2m_commands.BEGIN, l2m_commands.END, l2m_commands.OPERATORNAME)):
-            tokens.append("".join(captured.split(" ")))
-        else:
-            tokens.append(captured)
-    return True
-
-
-def _convert(tokens: list[str], mode: str) -> Element:
-    """``Converter(display=mode).convert_to_element(tex)`` for the tokens of `tex`, without tokenising again.
-
-    The fast port below converts nearly every formula; where it declines a construct or fails in any
-    way (malformed TeX, too deep a recursion), latex2mathml's own walker and converter do the whole
-    formula again, so the result, or the exception and its message, is theirs.
-    """
-    block = mode == "block"
-    try:
-        nodes = _walk_fast(iter(tokens), block=block)
-        math, row = _math_and_row(mode)
-        _FastConverter(display=mode)._convert_group(iter(nodes), row)
-        return math
-    except Exception:  # _Unsupported, or any failure: latex2mathml decides below
-        pass
-    converter = l2m_converter.Converter(display=mode)
-    math, row = _math_and_row(mode)
-    nodes = l2m_walker._walk(iter(tokens), block=block, macros=converter.macros)
-    converter._convert_group(iter(nodes), row)
-    return math
-
-
-def _math_and_row(mode: str) -> tuple[Element, Element]:
-    math = Element("math", {"xmlns": MATHML_NS, "display": mode})
-    return math, SubElement(math, "mrow")
-
-
-# --------------------------------------------------------------------------------------------------
-# A faster port of latex2mathml's walker and converter, for the common constructs
-#
-# walker._walk tests every token against some forty branches in turn (building a tuple of the \big
-# commands on the way), and the converter deep-copies a CONVERSION_MAP entry for each command and
-# classifies each symbol afresh: that was half of tex_to_mathml's CPU. `_walk_fast` and
-# `_FastConverter` port them from latex2mathml 3.81.x (pyproject pins >=3.81.1,<3.82, so relying on
-# these internals is safe) for the constructs nearly every formula is made of, dispatching on tables
-# precomputed from latex2mathml's own command lists, and build the same nodes and elements. The rest
-# is declined rather than ported: the walker raises _Unsupported, the converter hands the node to its
-# base class. tests/test_math.py compares both ways on every command latex2mathml knows, on the
-# tutorial and on random tokens, and fails if a release changes what the port mirrors.
-
-Node = l2m_walker.Node
-
-
-class _Unsupported(Exception):
-    """The fast walker met a token it leaves to latex2mathml's walker."""
-
-
-# How walker._walk treats a token: the kinds _walk_fast ports, and _AS_DECLINE for the rest.
-(_AS_PLAIN, _AS_LEFT, _AS_MIDDLE, _AS_BRACE, _AS_SCRIPT, _AS_PRIME, _AS_TWO, _AS_ONE, _AS_TEXT, _AS_SQRT,
- _AS_ENVIRONMENT, _AS_DECLINE) = range(12)  # fmt: skip
-
-_c = l2m_commands  # short, as the port mirrors latex2mathml's `commands.X` at every turn
-_ONE_PARAMETER = frozenset(_c.COMMANDS_WITH_ONE_PARAMETER)
-_TWO_PARAMETERS = frozenset(_c.COMMANDS_WITH_TWO_PARAMETERS)
-_REVERSED_PARAMETERS = frozenset((_c.OVERSET, _c.STACKREL, _c.UNDERSET))
-_MATH_NON_FONT = frozenset(_c.MATH_NON_FONT_COMMANDS)
-# Tokens whose next token walker._walk takes as the node's text.
-_WALKER_TEXT_COMMANDS = frozenset(
-    (*_c.BIG, *_c.BIG_OPEN_CLOSE, _c.CLAP, _c.EMPH, _c.FBOX, _c.HBOX, _c.LLAP, _c.MBOX, _c.MIDDLE, _c.RLAP,
-     _c.TAG, _c.TAGSTAR, _c.TEXT, _c.TEXTBF, _c.TEXTIT, _c.TEXTMD, _c.TEXTNORMAL, _c.TEXTRM, _c.TEXTSF,
-     _c.TEXTTT, _c.TEXTUP, _c.VERB)
-)  # fmt: skip
-# Every other token a branch of walker._walk names (\right is one only where it is not the terminator).
-_WALKER_DECLINED = frozenset(
-    (_c.RIGHT, _c.NOT, *_c.EXTENSIBLE_ARROWS, _c.HSKIP, _c.HSPACE, _c.KERN, _c.MKERN, _c.MSKIP, _c.MSPACE,
-     _c.RAISE, _c.LOWER, _c.MOVELEFT, _c.MOVERIGHT, _c.RULE, _c.SMASH, _c.TEXTCOLOR, _c.COLORBOX,
-     _c.FCOLORBOX, _c.COLOR, _c.LEFTROOT, _c.UPROOT, _c.MATHCHOICE, _c.CLASS, _c.STYLE, _c.HREF, _c.ABOVE,
-     _c.ATOP, _c.ABOVEWITHDELIMS, _c.ATOPWITHDELIMS, _c.BRACE, _c.BRACK, _c.CHOOSE, _c.OVER, _c.ROOT,
-     *_c.MATRICES, _c.GENFRAC, _c.SIDESET, _c.SKEW, _c.NEWCOMMAND, _c.DEF, _c.DECLAREMATHOPERATOR,
-     _c.NEWENVIRONMENT)
-)  # fmt: skip
-
-
-def _walk_kind(token: str) -> int:
-    """walker._walk's branch for `token` (after its terminator test), in the walker's order up to the
-    one-parameter commands; every branch after those that _walk_fast does not port is declined first,
-    which can only send a token to latex2mathml, never to the wrong port."""
-    if token == _c.MIDDLE:
-        return _AS_MIDDLE  # an error outside \left … \right, else a text command
-    if token == _c.LEFT:
-        return _AS_LEFT
-    if token == _c.OPENING_BRACE:
-        return _AS_BRACE
-    if token in (_c.SUBSCRIPT, _c.SUPERSCRIPT):
-        return _AS_SCRIPT
-    if token == _c.APOSTROPHE:
-        return _AS_PRIME
-    if token in _TWO_PARAMETERS:
-        return _AS_TWO
-    if token in _ONE_PARAMETER or (token.startswith(_c.MATH) and token not in _MATH_NON_FONT):
-        return _AS_ONE
-    if token in _WALKER_DECLINED:
-        return _AS_DECLINE
-    if token in _WALKER_TEXT_COMMANDS:
-        return _AS_TEXT
-    if token == _c.SQRT:
-        return _AS_SQRT
-    if token.startswith(_c.BEGIN):
-        return _AS_ENVIRONMENT
-    return _AS_PLAIN  # walker._walk would look the token up in its macros next: there are none
-
-
-# Precomputed for every token a formula can hold once _check_tokens has passed it; others are
-# classified as they come.
-_WALK_KINDS: dict[str, int] = {
-    token: _walk_kind(token)
-    for token in (*_KNOWN_COMMANDS, *L2M_SYMBOLS, *_WALKER_DECLINED, *_WALKER_TEXT_COMMANDS, "{", "}", "_", "^", "'")
-}
-
-
-# Nodes are immutable tuples, so the many plain ones (letters, digits, symbols) can be shared.
-_plain_node = functools.lru_cache(maxsize=4096)(Node)
-
-
-def _walk_fast(
-    tokens: Iterator[str], terminator: Optional[str] = None, limit: int = 0, block: bool = False
-) -> list[Node]:
-    r"""walker._walk (without macros) for the kinds of token above; raises _Unsupported for the others.
-
-    Like the original it recurses once per group and passes `block` on only where that does (into
-    environments): the scripts of a \sum inside braces are not limits, even in display mode.
-    """
-    group: list[Node] = []
-    has_available_tokens = False
-    for token in tokens:
-        has_available_tokens = True
-        if token == terminator:
-            delimiter = next(tokens) if terminator == _c.RIGHT else None
-            group.append(Node(token=token, delimiter=delimiter))
-            break
-        kind = _WALK_KINDS.get(token)
-        if kind is None:
-            kind = _walk_kind(token)
-        if kind == _AS_PLAIN:
-            node = _plain_node(token)
-        elif kind == _AS_BRACE:
-            children = tuple(_walk_fast(tokens, terminator=_c.CLOSING_BRACE))
-            if len(children) and children[-1].token == _c.CLOSING_BRACE:
-                children = children[:-1]
-            node = Node(token=_c.BRACES, children=children)
-        elif kind == _AS_SCRIPT:
-            node = _script_node(token, group, tokens, terminator, block)
-        elif kind == _AS_ONE:
-            node = Node(token=token, children=tuple(_walk_fast(tokens, terminator=terminator, limit=1)))
-        elif kind == _AS_TWO:
-            children = tuple(_walk_fast(tokens, terminator=terminator, limit=2))
-            if token in _REVERSED_PARAMETERS:
-                children = children[::-1]
-            node = Node(token=token, children=children)
-        elif kind == _AS_TEXT or (kind == _AS_MIDDLE and terminator == _c.RIGHT):
-            node = Node(token=token, text=next(tokens))
-        elif kind == _AS_LEFT:
-            delimiter = next(tokens)
-            children = tuple(_walk_fast(tokens, terminator=_c.RIGHT))
-            if len(children) == 0 or children[-1].token != _c.RIGHT:
-                raise l2m_exceptions.ExtraLeftOrMissingRightError
-            node = Node(token=token, children=children, delimiter=delimiter)
-        elif kind == _AS_SQRT:
-            node = _sqrt_node(tokens)
-        elif kind == _AS_PRIME:
-            node = _prime_node(group)
-        elif kind == _AS_ENVIRONMENT:
-            # latex2mathml's own code walks the environment (tables are rare); a macro defined inside
-            # it would be seen by the tokens after it, which this walker does not track.
-            macros: dict = {}
-            node = l2m_walker._get_environment_node(token, tokens, macros=macros, block=block)
-            if macros:
-                raise _Unsupported(token)
-        else:
-            raise _Unsupported(token)
-        group.append(node)
-        if limit and len(group) >= limit:
-            break
-    if not has_available_tokens:
-        raise l2m_exceptions.NoAvailableTokensError
-    return group
-
-
-def _script_node(
-    token: str, group: list[Node], tokens: Iterator[str], terminator: Optional[str], block: bool
-) -> Node:
-    """walker._walk's branch for ``_`` and ``^``: the script takes the previous node as its base."""
-    previous = group.pop() if group else Node(token="")  # left operand can be empty if not present
-    if token == previous.token == _c.SUBSCRIPT:
-        raise l2m_exceptions.DoubleSubscriptsError
-    if (
-        token == previous.token == _c.SUPERSCRIPT
-        and previous.children is not None
-        and len(previous.children) >= 2
-        and previous.children[1].token != _c.PRIME
-    ):
-        raise l2m_exceptions.DoubleSuperscriptsError
-    modifier = None
-    if previous.token in (_c.LIMITS, _c.NOLIMITS):
-        modifier = previous.token
-        if not group:
-            raise l2m_exceptions.LimitsMustFollowMathOperatorError
-        previous = group.pop()
-        if not previous.token.startswith("\\"):
-            raise l2m_exceptions.LimitsMustFollowMathOperatorError
-    elif block and previous.token in (_c.SUMMATION, _c.PRODUCT):
-        modifier = _c.LIMITS  # block summation and product take their scripts as limits
-    children = tuple(_walk_fast(tokens, terminator=terminator, limit=1))
-    if token == _c.SUBSCRIPT and previous.token == _c.SUPERSCRIPT and previous.children is not None:
-        return Node(
-            token=_c.SUBSUP,
-            children=(previous.children[0], *children, previous.children[1]),
-            modifier=previous.modifier,
-        )
-    if token == _c.SUPERSCRIPT and previous.token == _c.SUBSCRIPT and previous.children is not None:
-        return Node(token=_c.SUBSUP, children=(*previous.children, *children), modifier=previous.modifier)
-    if (
-        token == _c.SUPERSCRIPT
-        and previous.token == _c.SUPERSCRIPT
-        and previous.children is not None
-        and previous.children[1].token == _c.PRIME
-    ):
-        return Node(
-            token=_c.SUPERSCRIPT,
-            children=(previous.children[0], Node(token=_c.BRACES, children=(previous.children[1], *children))),
-            modifier=previous.modifier,
-        )
-    if previous.token in (_c.OVERBRACE, _c.UNDERBRACE):
-        modifier = previous.token
-    return Node(token=token, children=(previous, *children), modifier=modifier)
-
-
-def _sqrt_node(tokens: Iterator[str]) -> Node:
-    r"""walker._walk's branch for \sqrt, with an optional [index]; its argument ignores the terminator."""
-    root_nodes: tuple[Node, ...] = ()
-    next_node = _walk_fast(tokens, limit=1)[0]
-    if next_node.token == _c.OPENING_BRACKET:
-        root_nodes = tuple(_walk_fast(tokens, terminator=_c.CLOSING_BRACKET))[:-1]
-        next_node = _walk_fast(tokens, limit=1)[0]
-        if len(root_nodes) > 1:
-            root_nodes = (Node(token=_c.BRACES, children=root_nodes),)
-    if root_nodes:
-        return Node(token=_c.ROOT, children=(next_node, *root_nodes))
-    return Node(token=_c.SQRT, children=(next_node,))
-
-
-def _prime_node(group: list[Node]) -> Node:
-    """walker._walk's branch for ``'``: a prime superscript on the previous node, or one more prime."""
-    previous = group.pop() if group else Node(token="")
-    prev_is_super_with_children = (
-        previous.token == _c.SUPERSCRIPT and previous.children is not None and len(previous.children) >= 2
-    )
-    prev_prime = previous.children[1] if prev_is_super_with_children and previous.children else None
-    prev_is_prime_token = prev_prime is not None and (
-        prev_prime.token in _c.PRIME_UPGRADE
-        or prev_prime.token == _c.QPRIME
-        or prev_prime.token == l2m_walker.MULTIPRIMES
-    )
-    if prev_is_super_with_children and not prev_is_prime_token:
-        raise l2m_exceptions.DoubleSuperscriptsError
-    if prev_is_prime_token and previous.children is not None and prev_prime is not None:
-        if prev_prime.token in _c.PRIME_UPGRADE:
-            new_prime = Node(token=_c.PRIME_UPGRADE[prev_prime.token])
-        elif prev_prime.token == _c.QPRIME:
-            new_prime = Node(token=l2m_walker.MULTIPRIMES, text="5")
-        else:
-            new_prime = Node(token=l2m_walker.MULTIPRIMES, text=str(int(prev_prime.text or "0") + 1))
-        return Node(token=_c.SUPERSCRIPT, children=(previous.children[0], new_prime))
-    if previous.token == _c.SUBSCRIPT and previous.children is not None:
-        return Node(token=_c.SUBSUP, children=(*previous.children, Node(token=_c.PRIME)), modifier=previous.modifier)
-    return Node(token=_c.SUPERSCRIPT, children=(previous, Node(token=_c.PRIME)))
-
-
-# How Converter._convert_group treats a token before it looks at the node's children.
-_GROUP_STYLE, _GROUP_COMMAND, _GROUP_DECLINE = range(3)
-
-
-def _group_kinds() -> dict[str, int]:
-    kinds: dict[str, int] = {}
-    for names, kind in (  # in _convert_group's order: a name keeps the first branch that names it
-        ((*_c.MSTYLE_SIZES, *_c.STYLES), _GROUP_STYLE),  # a style applies to the rest of the group
-        ((_c.UNICODE, _c.RULE), _GROUP_DECLINE),
-        ((*_c.CONVERSION_MAP, _c.MOD, _c.PMOD, _c.POD), _GROUP_COMMAND),
-    ):
-        for name in names:
-            kinds.setdefault(name, kind)
-    return kinds
-
-
-_GROUP_KINDS = _group_kinds()
-
-# Commands Converter._convert_command handles uniformly: an element from CONVERSION_MAP holding the
-# node's text or children (and a diacritic). The names its special cases test are left to it.
-_COMMAND_SPECIAL_CASES = frozenset(
-    (_c.SUBSTACK, _c.SMALLMATRIX, _c.CASES, _c.DBINOM, _c.DFRAC, _c.HPHANTOM, _c.VPHANTOM, _c.TBINOM, _c.HBOX,
-     _c.MBOX, _c.TFRAC, _c.MOD, _c.PMOD, _c.POD, _c.BMOD, _c.SKEW, _c.LEFT, _c.MIDDLE, *_c.EXTENSIBLE_ARROWS,
-     *_c.LIMIT, _c.BRA, _c.KET, _c.BRAKET, _c.FBOX, _c.LLAP, _c.RLAP, _c.CLAP, _c.COLORBOX, _c.FCOLORBOX,
-     _c.TAG, _c.TAGSTAR, _c.GENFRAC, *_c.MATRICES, _c.CFRAC, _c.SIDESET, _c.BINOM, r"\pmatrix", r"\bmatrix",
-     r"\Bmatrix", r"\vmatrix", r"\Vmatrix")
-)  # fmt: skip
-_UNIFORM_COMMANDS = frozenset(_c.CONVERSION_MAP) - _COMMAND_SPECIAL_CASES
-
-# (token, id(font)) → (tag, attributes, text) of the one element Converter._convert_symbol makes
-# for that symbol, or None where it makes more. Fonts are latex2mathml's module-level tables, so
-# their ids stay valid.
-_SYMBOL_ELEMENTS: dict[tuple[str, int], Optional[tuple[str, dict[str, str], Optional[str]]]] = {}
-_SYMBOL_CACHE_SIZE = 8192
-
-
-class _FastConverter(l2m_converter.Converter):
-    """Converter._convert_group, _convert_command and _convert_symbol with table dispatch, no deep
-    copies and symbols converted once; element for element the same tree."""
-
-    def _convert_group(self, nodes: Iterable[Node], parent: Element, font: Optional[dict] = None) -> None:
-        _font = font
-        for node in nodes:
-            token = node.token
-            kind = _GROUP_KINDS.get(token)
-            if kind is None:
-                children = node.children
-                if children is None:
-                    if token in _c.GLOBAL_FONTS:
-                        _font = _c.GLOBAL_FONTS[token]
-                    else:
-                        self._convert_symbol(node, parent, _font)
-                elif token in _c.LOCAL_FONTS:
-                    self._convert_group(iter(children), parent, _c.LOCAL_FONTS[token])
-                elif token.startswith(_c.MATH):
-                    self._convert_group(iter(children), parent, _font)
-                elif token in _c.GLOBAL_FONTS:
-                    _font = _c.GLOBAL_FONTS[token]
-                else:
-                    row = SubElement(parent, "mrow", attrib=node.attributes or {})
-                    self._convert_group(iter(children), row, _font)
-            elif kind == _GROUP_COMMAND:
-                self._convert_command(node, parent, _font)
-            elif kind == _GROUP_STYLE:
-                self._convert_command(Node(token=token, children=tuple(nodes)), parent, _font)
-            else:
-                super()._convert_group(iter((node,)), parent, _font)
-
-    def _convert_command(self, node: Node, parent: Element, font: Optional[dict] = None) -> None:
-        command = node.token
-        if command not in _UNIFORM_COMMANDS or node.delimiter is not None or node.alignment is not None:
-            super()._convert_command(node, parent, font)
-            return
-        tag, attributes = _c.CONVERSION_MAP[command]
-        if node.attributes is not None:
-            # The table's attribute values are strings: a shallow copy is the original's deepcopy.
-            attributes = {**attributes, **node.attributes}
-        modifier = node.modifier
-        if command == _c.SUBSUP and node.children is not None and node.children[0].token == _c.GCD:
-            tag = "munderover"
-        elif command == _c.SUPERSCRIPT and modifier in (_c.LIMITS, _c.OVERBRACE):
-            tag = "mover"
-        elif command == _c.SUBSCRIPT and modifier in (_c.LIMITS, _c.UNDERBRACE):
-            tag = "munder"
-        elif command == _c.SUBSUP and modifier in (_c.LIMITS, _c.OVERBRACE, _c.UNDERBRACE):
-            tag = "munderover"
-        element = SubElement(parent, tag, attributes)  # SubElement copies `attributes`
-        if node.text is not None:
-            element.text = node.text.replace(" ", "&#x000A0;")
-            self._set_font(element, "mtext", font)
-        if node.children is not None:
-            self._convert_group(iter(node.children), element, font)
-        diacritic = _c.DIACRITICS.get(command)
-        if diacritic is not None:
-            SubElement(element, "mo", diacritic[1]).text = diacritic[0]
-
-    def _convert_symbol(self, node: Node, parent: Element, font: Optional[dict] = None) -> None:
-        if node.attributes is not None or node.text is not None:
-            super()._convert_symbol(node, parent, font)
-            return
-        key = (node.token, id(font))
-        if key in _SYMBOL_ELEMENTS:
-            made = _SYMBOL_ELEMENTS[key]
-        else:
-            made = self._symbol_element(node, font)
-            if len(_SYMBOL_ELEMENTS) < _SYMBOL_CACHE_SIZE:
-                _SYMBOL_ELEMENTS[key] = made
-        if made is None:
-            super()._convert_symbol(node, parent, font)
-        else:
-            SubElement(parent, made[0], made[1]).text = made[2]
-
-    def _symbol_element(self, node: Node, font: Optional[dict]) -> Optional[tuple[str, dict[str, str], Optional[str]]]:
-        """What Converter._convert_symbol makes for `node`: (tag, attributes, text) when that is one
-        element without children, else None."""
-        scratch = Element("scratch")
-        super()._convert_symbol(node, scratch, font)
-        if len(scratch) != 1 or len(scratch[0]) or scratch.text or scratch[0].tail:
-            return None
-        return scratch[0].tag, dict(scratch[0].attrib), scratch[0].text
-
-
-# --------------------------------------------------------------------------------------------------
-# Checks on the TeX before conversion
-
-
-# What _check_source looks at: a command or escaped character (skipped whole, so "\\{" is no
-# brace), a backslash that ends the formula, and the characters that need checking.
-_SOURCE_MARK = re.compile(r"\\(?:[A-Za-z]+|.)?|[$#%{}]", re.S)
-
-
-def _check_source(tex: str) -> None:
-    """Brace balance and stray comment signs, on the raw text so columns are exact."""
-    open_braces: list[int] = []
-    for match in _SOURCE_MARK.finditer(tex):
-        char = match.group()
-        index = match.start()
-        if char[0] == "\\":
-            if char == "\\":
-                raise MathError(
-                    f"stray backslash at column {index + 1} (end of formula): remove it or write \\backslash",
-                    index + 1,
-                )
-            continue
-        if char in "$#":
-            hint = " (a $ inside a formula usually means the delimiters are unbalanced)" if char == "$" else ""
-            raise MathError(f"unescaped {char} at column {index + 1}: write \\{char} for the character{hint}", index + 1)
-        if char == "%":
-            raise MathError(
-                f"unescaped % at column {index + 1} starts a TeX comment that hides the rest of the "
-                r"line: write \% for a percent sign",
-                index + 1,
-            )
-        if char == "{":
-            open_braces.append(index)
-        elif char == "}":
-            if not open_braces:
-                raise MathError(
-                    f"unbalanced braces: '}}' at column {index + 1} has no matching '{{': "
-                    r"remove it or write \} for a literal brace",
-                    index + 1,
-                )
-            open_braces.pop()
-    if open_braces:
-        column = open_braces[-1] + 1
-        raise MathError(
-            f"unbalanced braces: '{{' at column {column} is never closed: add the matching '}}' "
-            r"or write \{ for a literal brace",
-            column,
-        )
-
-
-def _column_of(tex: str, token: str) -> Optional[int]:
-    position = tex.find(token)
-    return position + 1 if position >= 0 else None
-
-
-def _check_tokens(token_list: list[str], source: str) -> None:
-    """Walk the tokens of the prepared TeX as latex2mathml will see them and refuse what it would
-    mangle silently; columns in messages refer to `source`, the author's TeX."""
-    # Frames: ("{", table?) for a brace group, ("left", "") for \left, ("env", name).
-    stack: list[tuple[str, str]] = []
-    tokens = iter(token_list)
-    previous = ""
-    for token in tokens:
-        if token[:1] != "\\" and token not in _CHECKED_CHARACTERS:
-            # Letters, digits, operators: the bulk of the tokens, and nothing below applies to them.
-            previous = token
-            continue
-        if token in _RAW_ARGUMENT_COMMANDS:
-            argument = next(tokens, None)
-            if argument is None:
-                raise MathError(f"{token} needs an argument in braces, e.g. {token}{{…}}", _column_of(source, token))
-            if token in (r"\color", r"\textcolor") and not _COLOUR.match(argument.strip()):
-                raise MathError(
-                    f"{token}{{{argument}}}: the colour must be a name (red) or #rgb / #rrggbb",
-                    _column_of(source, token),
-                )
-            if token in _TEXT_COMMANDS:
-                _check_text_argument(source, token, argument)
-            previous = token
-            continue
-        if token in _DELIMITER_COMMANDS:
-            delimiter = next(tokens, None)
-            if delimiter is None or delimiter not in _DELIMITERS:
-                found = "nothing" if delimiter is None else f"'{delimiter}'"
-                raise MathError(
-                    f"{token} must be followed by a delimiter such as ( ) [ ] \\{{ \\}} | \\| \\langle "
-                    f"\\rangle or . (none), found {found}",
-                    _column_of(source, token),
-                )
-            if token == r"\left":
-                stack.append(("left", ""))
-            elif token == r"\right":
-                if not stack or stack[-1][0] != "left":
-                    raise MathError(_unmatched_right(stack), _column_of(source, token))
-                stack.pop()
-            elif token == r"\middle" and not any(kind == "left" for kind, _ in stack):
-                raise MathError(r"\middle outside \left … \right: add the \left and \right", _column_of(source, token))
-            previous = token
-            continue
-        if token == "{":
-            stack.append(("{", "table" if previous in _TABLE_COMMANDS else ""))
-        elif token == "}":
-            if not stack or stack[-1][0] != "{":
-                if stack and stack[-1][0] == "left":
-                    raise MathError(r"'}' closes a group that contains an unclosed \left: add the \right first")
-                if stack and stack[-1][0] == "env":
-                    raise MathError(f"'}}' inside \\begin{{{stack[-1][1]}}} closes a brace opened outside it")
-                # Balanced in the raw text but not in the tokens: a text argument swallowed a brace.
-                raise MathError(
-                    r"braces inside \text{…} (or another text command) are not supported: split the text, "
-                    r"e.g. \text{a}\{b\}\text{c}"
-                )
-            stack.pop()
-        elif token.startswith(r"\begin{"):
-            name = token[len(r"\begin{") : -1]
-            if name not in SUPPORTED_ENVIRONMENTS:
-                raise MathError(
-                    f"unsupported environment {name}: use one of " + ", ".join(sorted(SUPPORTED_ENVIRONMENTS)),
-                    _column_of(source, name),
-                )
-            stack.append(("env", name))
-        elif token.startswith(r"\end{"):
-            name = token[len(r"\end{") : -1]
-            if not stack or stack[-1] != ("env", name):
-                open_env = next((n for kind, n in reversed(stack) if kind == "env"), None)
-                expected = f"\\end{{{open_env}}}" if open_env else "no \\end here"
-                raise MathError(f"\\end{{{name}}} does not match the open environment: expected {expected}")
-            stack.pop()
-        elif token in (r"\begin", r"\end"):
-            raise MathError(f"{token} needs an environment name, e.g. {token}{{aligned}}", _column_of(source, token))
-        elif token in _TABLE_ONLY:
-            if not _in_table(stack):
-                what = {"&": "alignment '&'", r"\\": r"line break '\\'"}.get(token, token)
-                hint = r" (or write \& for an ampersand)" if token == "&" else ""
-                raise MathError(
-                    f"{what} outside a table environment: wrap the lines in \\begin{{aligned}} … "
-                    f"\\end{{aligned}}{hint}",
-                    _column_of(source, token),
-                )
-        elif token == "\\":
-            raise MathError(
-                r"stray backslash: write \backslash for the character, or check the command name",
-                _column_of(source, "\\"),
-            )
-        elif token in _REFUSED:
-            raise MathError(f"{token}: {_REFUSED[token]}", _column_of(source, token))
-        elif _COMMAND.fullmatch(token) and token not in _KNOWN_COMMANDS:
-            raise MathError(
-                f"unknown command {token}: use a supported command or write a name with \\operatorname{{…}}",
-                _column_of(source, token),
-            )
-        previous = token
-    for kind, name in reversed(stack):
-        if kind == "left":
-            raise MathError(r"\left without a matching \right: add \right) (or \right. for no delimiter)")
-        if kind == "env":
-            raise MathError(f"\\begin{{{name}}} without \\end{{{name}}}: add the \\end")
-
-
-def _in_table(stack: list[tuple[str, str]]) -> bool:
-    for kind, name in reversed(stack):
-        if kind == "env":
-            return name in _TABLE_ENVIRONMENTS
-        if kind == "{" and name == "table":
-            return True
-    return False
-
-
-def _unmatched_right(stack: list[tuple[str, str]]) -> str:
-    if stack and stack[-1][0] == "env":
-        return f"\\right inside \\begin{{{stack[-1][1]}}} whose \\left is outside it: keep each pair in one cell"
-    if stack and stack[-1][0] == "{":
-        return r"\right inside a brace group whose \left is outside it: keep \left … \right in one group"
-    return r"\right without a matching \left: add \left( (or \left. for no delimiter)"
-
-
-def _check_text_argument(tex: str, command: str, argument: str) -> None:
-    leftover = _COMMAND.search(_TEXT_ESCAPES.sub("", argument))
-    if leftover:
-        raise MathError(
-            f"{leftover.group(0)} inside {command}{{…}}: commands are not expanded in text; "
-            f"close the text first, e.g. {command}{{a }}{leftover.group(0)}{command}{{ b}}",
-            _column_of(tex, leftover.group(0)),
-        )
-
-
-_TEXT_ESCAPES = re.compile(r"\\([&%$#_{} ])")
-
-
-def _explain_converter_error(error: Exception) -> str:
-    explanations = {
-        l2m_exceptions.NumeratorNotFoundError: r"a fraction has no numerator: write \frac{a}{b}",
-        l2m_exceptions.DenominatorNotFoundError: r"a fraction has no denominator: write \frac{a}{b}",
-        l2m_exceptions.ExtraLeftOrMissingRightError: r"\left and \right do not pair up: add the missing one",
-        l2m_exceptions.MissingSuperScriptOrSubscriptError: "^ or _ has nothing after it: write x^{2} or x_{i}",
-        l2m_exceptions.DoubleSubscriptsError: "double subscript (x_a_b): write x_{ab} or {x_a}_b",
-        l2m_exceptions.DoubleSuperscriptsError: "double superscript (x^a^b): write x^{ab} or {x^a}^b",
-        l2m_exceptions.NoAvailableTokensError: r"a command is missing its argument (e.g. \frac{a} or \sqrt)",
-        l2m_exceptions.MissingEndError: r"\begin{…} without a matching \end{…}",
-        l2m_exceptions.InvalidAlignmentError: "array column spec may only contain l, c, r and |",
-        l2m_exceptions.InvalidWidthError: r"\skew needs a number as its first argument",
-        l2m_exceptions.LimitsMustFollowMathOperatorError: r"\limits must follow an operator such as \sum",
-        l2m_exceptions.InvalidStyleForGenfracError: r"\genfrac style must be 0, 1, 2 or 3",
-    }
-    for kind, text in explanations.items():
-        if isinstance(error, kind):
-            return text
-    if isinstance(error, (StopIteration, IndexError)):
-        return r"the formula ends in the middle of a command: a command is missing its argument (e.g. \frac{a})"
-    return f"malformed TeX ({type(error).__name__}: {error}): check the commands and their arguments"
-
-
-# --------------------------------------------------------------------------------------------------
-# Rewrites before conversion (on a copy; the annotation keeps the author's TeX)
-
-_ENVIRONMENT = re.compile(r"\\(begin|end)\s*\{([A-Za-z]+\*?)\}")
-# latex2mathml turns \mathrm{d} into a bare "d" that renders italic; with a space it takes the
-# font path that marks it upright.
-_SINGLE_LETTER_RM = re.compile(r"\\(mathrm)\s*\{([A-Za-z])\}")
-_OPERATORNAME = re.compile(r"\\operatorname(\*?)\s*\{")
-
-
-_MATHNORMAL = re.compile(r"\\mathnormal(?![A-Za-z])")
-_SIM = re.compile(r"\\sim(?![A-Za-z])")
-
-
-def _prepare(tex: str) -> str:
-    # Each rewrite is skipped, by a substring test its pattern implies, where it cannot apply: most
-    # formulas need none of them.
-    def environment(match: re.Match) -> str:
-        replacement = SUPPORTED_ENVIRONMENTS.get(match.group(2))
-        return f"\\{match.group(1)}{{{replacement or match.group(2)}}}"
-
-    prepared = tex
-    if "\\begin" in prepared or "\\end" in prepared:
-        prepared = _ENVIRONMENT.sub(environment, prepared)
-    if "\\mathrm" in prepared:
-        prepared = _SINGLE_LETTER_RM.sub(lambda m: f"\\{m.group(1)}{{ {m.group(2)}}}", prepared)
-    if "\\mathnormal" in prepared:
-        # latex2mathml sets \mathnormal upright; in TeX it is the default italic, like \mathit.
-        prepared = _MATHNORMAL.sub(r"\\mathit", prepared)
-    if "\\sim" in prepared:
-        # latex2mathml's symbol table maps \sim to "~" (an <mi> tilde); \thicksim is the same ∼ relation.
-        prepared = _SIM.sub(r"\\thicksim", prepared)
-    if "\\operatorname" in prepared:
-        prepared = _rewrite_operatornames(prepared)
-    return prepared
-
-
-def _rewrite_operatornames(tex: str) -> str:
-    r"""latex2mathml only reads \operatorname{letters}; anything else (arg\,max, p_{data}) it drops.
-
-    Those become \mathop{\mathrm{…}}, which the repair step turns into one operator name.
-    """
-    out: list[str] = []
-    position = 0
-    for match in _OPERATORNAME.finditer(tex):
-        if match.start() < position:
-            continue
-        end = _matching_brace(tex, match.end() - 1)
-        content = tex[match.end() : end]
-        if re.fullmatch(r"[a-zA-Z\s*]+", content):
-            continue
-        out.append(tex[position : match.start()])
-        out.append(f"\\mathop{{\\mathrm{{{content}}}}}")
-        position = end + 1
-    out.append(tex[position:])
-    return "".join(out)
-
-
-def _matching_brace(tex: str, open_index: int) -> int:
-    depth = 0
-    index = open_index
-    while index < len(tex):
-        char = tex[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return index
-        index += 1
-    raise MathError("unbalanced braces after \\operatorname: add the matching '}'")
-
-
-# --------------------------------------------------------------------------------------------------
-# Repairs on latex2mathml's tree
-
-_TOKEN_ELEMENTS = frozenset({"mi", "mn", "mo", "mtext", "ms"})
-_ENTITY = re.compile(r"&#x([0-9A-Fa-f]+);")
-_FUNCTION_MARK = "data-function"  # internal; removed before serialisation
-_FUNCTION_NAMES = frozenset(name[1:] for name in l2m_commands.FUNCTIONS)
-# Operator names Chromium's operator dictionary knows (spacing, limits); they stay <mo>.
-_DICTIONARY_OPERATOR_NAMES = frozenset(name[1:] for name in l2m_commands.LIMIT)
-# Symbols latex2mathml emits as <mo> that TeX treats as ordinary (no operator spacing).
-_ORDINARY_SYMBOLS = frozenset("\u221e\u2202\u2207\u2205\u2200\u2203\u2204\u22a4")
-_OPENING = frozenset("([{\u27e8\u2016|\u230a\u2308\u27ee")
-_CLOSING = frozenset(")]}\u27e9\u2016|\u230b\u2309\u27ef")
-_NAMED_SPACES = {
-    "veryverythinmathspace": "0.056em",
-    "verythinmathspace": "0.111em",
-    "thinmathspace": "0.167em",
-    "mediummathspace": "0.222em",
-    "thickmathspace": "0.278em",
-    "verythickmathspace": "0.333em",
-    "veryverythickmathspace": "0.389em",
-    "negativeveryverythinmathspace": "-0.056em",
-    "negativeverythinmathspace": "-0.111em",
-    "negativethinmathspace": "-0.167em",
-    "negativemediummathspace": "-0.222em",
-    "negativethickmathspace": "-0.278em",
-}
-# Elements whose children form a row (an "inferred mrow"), where siblings may be merged or spaced;
-# the children of msub, mfrac and the like are positional and must stay as they are.
-_ROW_ELEMENTS = frozenset({"math", "mrow", "mstyle", "mpadded", "mphantom", "msqrt", "mtd", "menclose", "merror"})
-
-
-def _repair(math: Element, tex: str) -> Element:
-    """Return the presentation body (an <mrow>) of latex2mathml's <math>, fixed for MathML Core."""
-    body = math[0] if len(math) == 1 else _wrap_row(list(math))
-    _fix_token_elements(body, tex)
-    _fix_token_children(body)
-    _fix_text(body)
-    _fix_symbol_classes(body)
-    _fix_spaces(body)
-    _fix_tables(body)
-    _merge_upright_letters(body)
-    marked = [element for element in body.iter() if element.get(_FUNCTION_MARK) is not None]
-    if marked:  # most formulas have no operator name to space
-        _space_function_names(body)
-        for element in marked:
-            del element.attrib[_FUNCTION_MARK]
-    return body
-
-
-def _wrap_row(children: list[Element]) -> Element:
-    row = Element("mrow")
-    row.extend(children)
-    return row
-
-
-def _fix_token_elements(root: Element, tex: str) -> None:
-    r"""The repairs that look at one element at a time, in one walk over the tree rather than one
-    each; per element, in this order: entities decoded, \big delimiters resolved, commands left as
-    text refused, mathvariants turned into Unicode letters."""
-    for element in root.iter():
-        text = element.text
-        if text and "&#x" in text:
-            # latex2mathml writes characters as "&#x…;" strings in the tree and relies on un-escaping
-            # the serialised output; we serialise ourselves, so decode them into characters.
-            element.text = text = _decoded(text)
-        tag = element.tag
-        if tag == "mo":
-            _fix_big_delimiter(element)
-            text = element.text
-        elif tag != "mi" and tag != "mn":
-            continue
-        if text and "\\" in text:
-            _refuse_leftover_command(text, tex)
-        if tag != "mo" and "mathvariant" in element.attrib:
-            _fix_mathvariant(element)
-
-
-@functools.lru_cache(maxsize=2048)
-def _decoded(text: str) -> str:
-    # Cached: the same few hundred symbols make up most of these texts.
-    return _ENTITY.sub(lambda m: chr(int(m.group(1), 16)), text)
-
-
-def _leaf_texts(element: Element) -> Optional[list[str]]:
-    """Texts of a subtree made only of token elements, rows and spaces; None if it has structure."""
-    texts: list[str] = []
-    for node in element.iter():
-        if node is element:
-            if node.text and node.text.strip():
-                texts.append(node.text)
-            continue
-        if node.tag in _TOKEN_ELEMENTS:
-            if len(node):
-                return None
-            texts.append(node.text or "")
-        elif node.tag == "mspace":
-            texts.append("\u2009")
-        elif node.tag not in ("mrow", "mstyle"):
-            return None
-    return texts
-
-
-def _fix_token_children(root: Element) -> None:
-    r"""\mathop{softmax} → <mo><mrow><mi>s</mi>…</mrow></mo>: token elements may hold text only."""
-    for element in list(root.iter()):
-        if element.tag not in _TOKEN_ELEMENTS or not len(element):
-            continue
-        texts = _leaf_texts(element)
-        if texts is None:
-            # Real structure (\mathop{x^2}): keep it, as a row.
-            element.tag = "mrow"
-            for name in ("movablelimits", "stretchy", "accent", "separator", "form", "fence"):
-                element.attrib.pop(name, None)
-            continue
-        text = "".join(texts).strip()
-        for child in list(element):
-            element.remove(child)
-        element.text = text
-        if element.tag == "mo" and len(text) > 1 and text.replace("\u2009", "").isalpha():
-            # A named operator (softmax): <mi> renders upright without the generic operator spacing
-            # Chromium gives an unknown <mo>; function spacing is added by _space_function_names.
-            limits = element.get("movablelimits")
-            element.tag = "mi"
-            element.attrib.clear()
-            if limits:
-                element.tag = "mo"
-                element.set("movablelimits", limits)
-            element.set(_FUNCTION_MARK, "1")
-
-
-def _fix_big_delimiter(element: Element) -> None:
-    r"""An <mo>: \Big\vert and friends leave the command as text, \Bigg. leaves a dot; minsize
-    needs stretchy."""
-    text = element.text or ""
-    if text.startswith("\\"):
-        symbol = convert_symbol(text) or {r"\{": "0007B", r"\}": "0007D", r"\|": "02016"}.get(text)
-        if symbol:
-            element.text = chr(int(symbol, 16))
-    if element.get("fence") == "true" or "minsize" in element.attrib:
-        # As a delimiter, TeX reads < and > as angle brackets.
-        element.text = {"<": "\u27e8", ">": "\u27e9"}.get(element.text or "", element.text)
-    if "minsize" in element.attrib:
-        if text == ".":
-            element.text = ""
-        element.set("stretchy", "true")
-
-
-def _refuse_leftover_command(text: str, tex: str) -> None:
-    # Backstop for _check_tokens: latex2mathml passes any command it does not know through as text.
-    match = _COMMAND.search(text)
-    if match:
-        raise MathError(
-            f"unknown command {match.group(0)}: use a supported command or write a name with \\operatorname{{…}}",
-            _column_of(tex, match.group(0)),
-        )
-
-
-def _fix_text(root: Element) -> None:
-    for element in root.iter("mtext"):
-        if element.text:
-            element.text = _TEXT_ESCAPES.sub(lambda m: m.group(1), element.text).replace("\u00a0", " ")
-            # Keep spaces at the edges visible: HTML would collapse them.
-            element.text = re.sub(r"^ | $", "\u00a0", element.text)
-
-
-def _fix_mathvariant(element: Element) -> None:
-    """An <mi> or <mn>: Chromium only honours mathvariant="normal"; other variants become Unicode
-    math letters."""
-    variant = element.get("mathvariant")
-    if not variant or variant == "normal":
-        return
-    original = element.text or ""
-    element.text = "".join(_styled_char(c, variant) for c in original)
-    del element.attrib["mathvariant"]
-    if element.text == original and "italic" not in variant:
-        # No Unicode slot for this character in that style: at least keep it upright, as TeX would.
-        element.set("mathvariant", "normal")
-
-
-def _fix_symbol_classes(root: Element) -> None:
-    for element in root.iter():
-        # Only bare <mo> and <mi> change: an attribute (stretchy, mathvariant, a mark) means the
-        # element was already given its role.
-        if element.tag not in ("mo", "mi") or element.attrib:
-            continue
-        text = element.text
-        if element.tag == "mo":
-            if text in _ORDINARY_SYMBOLS:
-                element.tag = "mi"  # and on to the <mi> rules
-            elif text and len(text) > 1 and text.isalpha() and text not in _DICTIONARY_OPERATOR_NAMES:
-                # \operatorname{softmax}: an unknown multi-letter <mo> gets generic operator spacing in
-                # Chromium ("softmax ( x )"); as <mi> it is upright and spaced like TeX's \operatorname.
-                element.tag = "mi"
-                element.set(_FUNCTION_MARK, "1")
-                continue
-            else:
-                continue
-        if text and len(text) == 1 and (0x391 <= ord(text) <= 0x3A9 or text == "\u2207"):
-            # TeX sets capital Greek and ∇ upright; Chromium would italicise a single-letter <mi>.
-            element.set("mathvariant", "normal")
-        elif text in _FUNCTION_NAMES:
-            element.set(_FUNCTION_MARK, "1")
-
-
-def _fix_spaces(root: Element) -> None:
-    for element in root.iter("mspace"):
-        width = element.get("width")
-        if width in _NAMED_SPACES:
-            element.set("width", _NAMED_SPACES[width])
-        if element.get("linebreak"):
-            # Only reachable inside a table cell; Chromium ignores it there anyway.
-            del element.attrib["linebreak"]
-
-
-def _fix_tables(root: Element) -> None:
-    for table in root.iter("mtable"):
-        if table.get("columnspacing", "").startswith("0em 2em") or table.get("columnspacing") == "0em":
-            # align / split: CSS (math.css) removes the padding between the right- and left-aligned
-            # halves of each equation, which MathML Core's columnspacing no longer does.
-            table.set("class", "tex-align")  # one of _CLASSES
-
-
-def _merge_upright_letters(root: Element) -> None:
-    r"""\mathrm{Attention} arrives as nine <mi mathvariant="normal">; one <mi> reads and spaces better."""
-    upright = sum(1 for element in root.iter("mi") if element.get("mathvariant") == "normal")
-    if upright < 2:
-        return  # nothing to merge (the common case), so skip the walk over every row
-    for parent in root.iter():
-        if parent.tag not in _ROW_ELEMENTS:
-            continue
-        children = list(parent)
-        run: list[Element] = []
-        for child in [*children, None]:
-            if (
-                child is not None
-                and child.tag == "mi"
-                and child.attrib == {"mathvariant": "normal"}
-                and child.text
-                and child.text.isalpha()
-            ):
-                run.append(child)
-                continue
-            if len(run) > 1:
-                run[0].text = "".join(c.text or "" for c in run)
-                del run[0].attrib["mathvariant"]
-                for extra in run[1:]:
-                    parent.remove(extra)
-            run = []
-
-
-def _space_function_names(root: Element) -> None:
-    """TeX's spacing around operator names, which Chromium does not add around an <mi>.
-
-    A thin space goes between a name and its argument ("sin x", but "sin(x)" and "sin\\Bigg(" get
-    none) and between a preceding ordinary item and the name ("f(x) sin x").
-    """
-    scripts = ("msub", "msup", "msubsup", "munder", "mover", "munderover")
-    for parent in list(root.iter()):
-        if parent.tag not in _ROW_ELEMENTS:
-            continue
-        children = list(parent)
-        after: set[int] = set()
-        for index, child in enumerate(children):
-            base = child[0] if child.tag in scripts and len(child) else child
-            if base.get(_FUNCTION_MARK) != "1":
-                continue
-            if index > 0:
-                previous = children[index - 1]
-                closing = previous.tag == "mo" and (previous.text or "")[-1:] in _CLOSING
-                if previous.tag not in ("mo", "mspace") or closing:
-                    after.add(index - 1)
-            if index + 1 < len(children):
-                following = children[index + 1]
-                first = _first_leaf(following)
-                opening = first is not None and first.tag == "mo" and (first.text or "")[:1] in _OPENING
-                if following.tag not in ("mo", "mspace") and not opening:
-                    after.add(index)
-        for index in sorted(after, reverse=True):
-            parent.insert(index + 1, Element("mspace", {"width": "0.167em"}))
-
-
-def _first_leaf(element: Element) -> Optional[Element]:
-    node = element
-    while len(node):
-        node = node[0]
-    return node
-
-
-# Unicode Mathematical Alphanumeric Symbols: (capital A, small a, digit 0, capital Alpha, small alpha)
-_VARIANT_BASES: dict[str, tuple[Optional[int], Optional[int], Optional[int], Optional[int], Optional[int]]] = {
-    "bold": (0x1D400, 0x1D41A, 0x1D7CE, 0x1D6A8, 0x1D6C2),
-    "italic": (0x1D434, 0x1D44E, None, 0x1D6E2, 0x1D6FC),
-    "bold-italic": (0x1D468, 0x1D482, None, 0x1D71C, 0x1D736),
-    "script": (0x1D49C, 0x1D4B6, None, None, None),
-    "bold-script": (0x1D4D0, 0x1D4EA, None, None, None),
-    "fraktur": (0x1D504, 0x1D51E, None, None, None),
-    "double-struck": (0x1D538, 0x1D552, 0x1D7D8, None, None),
-    "bold-fraktur": (0x1D56C, 0x1D586, None, None, None),
-    "sans-serif": (0x1D5A0, 0x1D5BA, 0x1D7E2, None, None),
-    "bold-sans-serif": (0x1D5D4, 0x1D5EE, 0x1D7EC, 0x1D756, 0x1D770),
-    "sans-serif-italic": (0x1D608, 0x1D622, None, None, None),
-    "sans-serif-bold-italic": (0x1D63C, 0x1D656, None, 0x1D790, 0x1D7AA),
-    "monospace": (0x1D670, 0x1D68A, 0x1D7F6, None, None),
-}
-# Letters that were already in Unicode before the math block; their slots there are empty.
-_VARIANT_HOLES = {
-    ("italic", "h"): "\u210e",
-    **{("script", k): v for k, v in zip("BEFHILMRego", "\u212c\u2130\u2131\u210b\u2110\u2112\u2133\u211b\u212f\u210a\u2134")},
-    **{("fraktur", k): v for k, v in zip("CHIRZ", "\u212d\u210c\u2111\u211c\u2128")},
-    **{("double-struck", k): v for k, v in zip("CHNPQRZ", "\u2102\u210d\u2115\u2119\u211a\u211d\u2124")},
-}
-
-
-def _styled_char(char: str, variant: str) -> str:
-    if (variant, char) in _VARIANT_HOLES:
-        return _VARIANT_HOLES[(variant, char)]
-    bases = _VARIANT_BASES.get(variant)
-    if bases is None:
-        return char
-    capital, small, digit, greek_capital, greek_small = bases
-    code = ord(char)
-    if "A" <= char <= "Z" and capital:
-        return chr(capital + code - ord("A"))
-    if "a" <= char <= "z" and small:
-        return chr(small + code - ord("a"))
-    if "0" <= char <= "9" and digit:
-        return chr(digit + code - ord("0"))
-    if 0x391 <= code <= 0x3A9 and code != 0x3A2 and greek_capital:
-        return chr(greek_capital + code - 0x391)
-    if 0x3B1 <= code <= 0x3C9 and greek_small:
-        return chr(greek_small + code - 0x3B1)
-    return char
-
-
-# --------------------------------------------------------------------------------------------------
-# Serialisation
-
-def _escape_text(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _escape_attribute(text: str) -> str:
-    return _escape_text(text).replace('"', "&quot;")
-
-
-def _math_element(body: Element, tex: str, mode: str) -> Element:
-    """<math> > <semantics> > (body as an <mrow>, the TeX annotation); child tags stay unqualified:
-    in the serialised form the xmlns on <math> puts them in the MathML namespace."""
-    math = Element("math", {"xmlns": MATHML_NS, "display": mode})
-    semantics = SubElement(math, "semantics")
-    semantics.append(body if body.tag == "mrow" else _wrap_row([body]))
-    SubElement(semantics, "annotation", {"encoding": "application/x-tex"}).text = tex
-    return math
-
-
-# --------------------------------------------------------------------------------------------------
-# Validation (used by tex_to_mathml, the tests and the build)
+# Validation
 
 # The elements and attributes tex_to_mathml may emit (also the allow-list an HTML sanitiser needs
-# to let this MathML through unchanged).
+# to let this MathML through unchanged). `a` appears only inside <mtext>, as an \eqref's link.
 MATHML_ELEMENTS = frozenset(
     """math semantics annotation mrow mi mn mo mtext ms mspace msub msup msubsup munder mover
     munderover mmultiscripts mprescripts none mfrac msqrt mroot mstyle merror mpadded mphantom
     mtable mtr mtd menclose""".split()
 )
-_ARITY = {
-    "msub": 2, "msup": 2, "mfrac": 2, "mroot": 2, "munder": 2, "mover": 2,
-    "msubsup": 3, "munderover": 3,
-}
 MATHML_ATTRIBUTES = frozenset(
     """xmlns display encoding mathvariant mathcolor mathbackground mathsize displaystyle scriptlevel
     stretchy fence form separator symmetric largeop movablelimits accent accentunder lspace rspace
     minsize maxsize width height depth voffset linethickness columnalign rowspacing columnspacing
-    rowlines columnlines notation class""".split()
+    rowlines columnlines notation class style id""".split()
 )
+_ARITY = {"msub": 2, "msup": 2, "mfrac": 2, "mroot": 2, "munder": 2, "mover": 2, "msubsup": 3, "munderover": 3}
 _TEXT_ONLY_ELEMENTS = frozenset({"mi", "mn", "mo", "mtext", "ms", "annotation"})
 _ONLY_CHILD = {"mtable": "mtr", "mtr": "mtd"}
-_CLASSES = frozenset({"tex-align"})
-_MENCLOSE_NOTATIONS = frozenset({"box", "updiagonalstrike", "downdiagonalstrike", "horizontalstrike"})
+_CLASSES = frozenset(
+    {"tex-llap", "tex-clap", "text-serif", "text-small-caps", "text-strike", "text-underline",
+     "menclose-updiagonalstrike", "menclose-downdiagonalstrike", "menclose-phasorangle", "math-core-unknown-cmd"}
+)
+# Inline CSS math-core writes (padding, widths, alignment, colours, font sizes): plain
+# declarations of a known property with a value of words, numbers, units and #hex; no url(),
+# no escapes, no quotes.
+_STYLE_PROPERTIES = frozenset(
+    """color background-color font-size font-weight font-style font-family padding padding-left
+    padding-right padding-top padding-bottom margin-left margin-right width height text-align
+    justify-items vertical-align border border-top border-bottom border-left border-right
+    border-style border-width display position top bottom left right min-width""".split()
+)
+_DECLARATION = re.compile(r"\s*([a-z-]+)\s*:\s*([-#%.\w ]+?)\s*(?:;|$)")
+_ID = re.compile(r"^[A-Za-z0-9_:.\-]+$")
+
+
+def _style_ok(value: str) -> bool:
+    pos = 0
+    value = value.strip()
+    while pos < len(value):
+        m = _DECLARATION.match(value, pos)
+        if not m or m.group(1) not in _STYLE_PROPERTIES or "url" in m.group(2).lower():
+            return False
+        pos = m.end()
+    return True
+
+
+def _attribute_problem(name: str, attribute: str, value: str) -> Optional[str]:
+    if attribute not in MATHML_ATTRIBUTES or attribute == "xmlns":
+        return f"<{name}> has attribute {attribute!r}, which is not allowed"
+    if attribute == "style" and not _style_ok(value):
+        return f"<{name} style={value!r}> is not a style the site allows"
+    if attribute == "class" and not set(value.split()) <= _CLASSES:
+        return f"<{name} class={value!r}> is not a class math.css styles"
+    if attribute == "id" and not (value.startswith(EQUATION_ID_PREFIX) and _ID.match(value)):
+        return f"<{name} id={value!r}> is not an equation id"
+    return None
 
 
 def validate_mathml(markup: str, expected_tex: Optional[str] = None) -> list[str]:
     """Problems that make `markup` unfit to ship (empty list: fine).
 
     Checks: well-formed XML; one <math> in the MathML namespace with display block|inline; every
-    element a MathML element; token elements (mi, mn, mo, mtext, ms) hold text only; scripts and
-    fractions have the right number of children; tables are mtable > mtr > mtd; only presentation
-    attributes (no href, style, event handlers); a <semantics> whose annotation holds the TeX
-    (equal to `expected_tex` when given).
+    element a MathML element (and `<a href="#eq-…">` only inside <mtext>); token elements hold
+    text only; scripts and fractions have the right number of children; tables are
+    mtable > mtr > mtd; only presentation attributes, inline styles of plain declarations, equation
+    ids; a <semantics> whose annotation holds the TeX (equal to `expected_tex` when given).
     """
     try:
         root = ElementTree.fromstring(markup)
     except ElementTree.ParseError as error:
         return [f"not well-formed XML: {error}"]
-    return _tree_problems(root, prefix=f"{{{MATHML_NS}}}", expected_tex=expected_tex)
-
-
-# Characters that do not survive serialising and parsing unchanged: outside XML 1.0's Char
-# production (a parse error) or a carriage return (which a parser turns into a line feed).
-_NOT_XML_ROUND_TRIP = re.compile(r"[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def _tree_problems(root: Element, prefix: str, expected_tex: Optional[str] = None) -> list[str]:
-    """validate_mathml's checks on a tree whose MathML tags start with `prefix`: the namespace as
-    ElementTree spells it for a parsed tree, "" for a tree we built (whose serialised <math> carries
-    the xmlns). On a built tree the checks may be stricter than on its serialised form (a tail is
-    not written; an xmlns below the root would be a namespace declaration there), never laxer."""
+    prefix = f"{{{MATHML_NS}}}"
     problems: list[str] = []
 
     def local(element: Element) -> str:
-        return element.tag[len(prefix) :] if element.tag.startswith(prefix) else element.tag
+        return element.tag[len(prefix):] if element.tag.startswith(prefix) else element.tag
 
     if local(root) != "math" or not root.tag.startswith(prefix):
         problems.append(f"root is <{root.tag}>, not <math> in the MathML namespace")
     if root.get("display") not in ("block", "inline"):
         problems.append(f"math display is {root.get('display')!r}, not 'block' or 'inline'")
-    # This loop runs for every element of every formula: it avoids per-element lists and calls.
-    cut = len(prefix)
+    links = set()
+    for parent in root.iter():
+        if local(parent) == "mtext":
+            for child in parent:
+                if child.tag == f"{prefix}a":
+                    links.add(child)
     for element in root.iter():
-        tag = element.tag
-        name = tag[cut:]
-        if name not in MATHML_ELEMENTS or not tag.startswith(prefix):
-            problems.append(f"<{tag}> is not a MathML element")
+        name = local(element)
+        if element in links:
+            if set(element.attrib) != {"href"} or not element.get("href", "").startswith("#" + EQUATION_ID_PREFIX) or len(element):
+                problems.append("a link inside math may only be an equation reference")
             continue
-        attributes = element.attrib
-        for attribute in attributes:
-            if attribute not in MATHML_ATTRIBUTES or (attribute == "xmlns" and element is not root):
-                problems.append(f"<{name}> has attribute {attribute!r}, which is not allowed")
+        if name not in MATHML_ELEMENTS or not element.tag.startswith(prefix):
+            problems.append(f"<{element.tag}> is not a MathML element")
+            continue
+        for attribute, value in element.attrib.items():
+            if attribute == "xmlns" or (attribute in ("display",) and element is root):
+                continue
+            problem = _attribute_problem(name, attribute, value)
+            if problem:
+                problems.append(problem)
         count = len(element)
         if name in _TEXT_ONLY_ELEMENTS:
-            if count:
+            if count and not (name == "mtext" and all(child in links for child in element)):
                 children = ", ".join(local(child) for child in element)
                 problems.append(f"<{name}> contains elements ({children}); it may hold text only")
         elif element.text and element.text.strip():
             problems.append(f"<{name}> holds bare text {element.text.strip()!r}; text belongs in mi/mn/mo/mtext")
-        if count:
-            for child in element:
-                if child.tail and child.tail.strip():
-                    problems.append(f"bare text {child.tail.strip()!r} after <{local(child)}>")
+        for child in element:
+            if child.tail and child.tail.strip() and name != "mtext":
+                problems.append(f"bare text {child.tail.strip()!r} after <{local(child)}>")
         if name in _ARITY and count != _ARITY[name]:
             problems.append(
                 f"<{name}> has {count} children instead of {_ARITY[name]}: "
@@ -1438,11 +1172,6 @@ def _tree_problems(root: Element, prefix: str, expected_tex: Optional[str] = Non
             )
         if name in _ONLY_CHILD and any(local(child) != _ONLY_CHILD[name] for child in element):
             problems.append(f"<{name}> may contain only <{_ONLY_CHILD[name]}>")
-        if attributes:
-            if "class" in attributes and attributes["class"] not in _CLASSES:
-                problems.append(f"<{name} class={attributes['class']!r}> is not a class math.css styles")
-            if name == "menclose" and not set(attributes.get("notation", "").split()) <= _MENCLOSE_NOTATIONS:
-                problems.append(f"<menclose notation={attributes.get('notation')!r}> is not drawn by math.css")
         if name == "math" and element is not root:
             problems.append("nested <math>")
     semantics = root[0] if len(root) else None
@@ -1459,104 +1188,71 @@ def _tree_problems(root: Element, prefix: str, expected_tex: Optional[str] = Non
     return problems
 
 
-# --------------------------------------------------------------------------------------------------
-# Serialisation, checked as it goes
-
-# For each MathML element but <math> (which only the root may be): its tags, whether it holds text
-# only, how many children it must have (-1: any number) and the one tag its children must have.
-_ELEMENT_RULES: dict[str, tuple[str, str, bool, int, Optional[str]]] = {
-    name: (f"<{name}>", f"</{name}>", name in _TEXT_ONLY_ELEMENTS, _ARITY.get(name, -1), _ONLY_CHILD.get(name))
-    for name in MATHML_ELEMENTS - {"math"}
-}
+# The fast check run on every formula: each distinct tag once (cached), and no stray "<" or "&".
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)((?:\s+[A-Za-z-]+=\"[^\"<>]*\")*)\s*(/?)>")
+_ATTRIBUTE = re.compile(r"\s+([A-Za-z-]+)=\"([^\"]*)\"")
+_STRAY = re.compile(r"&(?!(?:amp|lt|gt|quot|#x[0-9A-Fa-f]+|#[0-9]+);)")
+_TAG_VERDICTS: dict[str, Optional[str]] = {}
+_GOOD_TAGS: set[str] = set()
 
 
-def _serialise_checked(math: Element) -> tuple[str, bool]:
-    """`math` as XML text, and whether its tree passes _tree_problems' checks (False: it may not).
+def _tag_problem(tag: str) -> Optional[str]:
+    verdict = _TAG_VERDICTS.get(tag, "?")
+    if verdict != "?":
+        return verdict
+    m = _TAG.fullmatch(tag)
+    verdict = None
+    if m is None:
+        verdict = f"malformed tag {tag!r}"
+    else:
+        name = m.group(2)
+        if name == "a":
+            attrs = _ATTRIBUTE.findall(m.group(3))
+            if not m.group(1) and (len(attrs) != 1 or attrs[0][0] != "href" or not attrs[0][1].startswith("#" + EQUATION_ID_PREFIX)):
+                verdict = "a link inside math may only be an equation reference"
+        elif name not in MATHML_ELEMENTS:
+            verdict = f"<{name}> is not a MathML element"
+        elif not m.group(1) and name != "math":
+            for attribute, value in _ATTRIBUTE.findall(m.group(3)):
+                verdict = _attribute_problem(name, attribute, html.unescape(value))
+                if verdict:
+                    break
+    if len(_TAG_VERDICTS) < 8192:
+        _TAG_VERDICTS[tag] = verdict
+    return verdict
 
-    Writing and checking in one walk over the elements saves a second one. The checks are never
-    laxer than _tree_problems' on a built tree (prefix ""); tests/test_math.py compares the two.
-    Tails are not written: nothing in a tree we build has one, and a tail with text fails the check.
+
+
+
+def _fast_problem(body: str) -> Optional[str]:
+    """A reason the presentation `body` may not ship, or None.
+
+    Exact for math-core's output as `_finish` leaves it: its elements without attributes come
+    from a fixed vocabulary of MathML names, except the HTML text styles it writes inside
+    <mtext> (which `_finish` turns into attributes, so any left over is flagged here). Every
+    element with attributes is checked against the allow-lists (element, attribute, style, class,
+    id, link) once per distinct tag and remembered; no "&" may start anything but a character
+    reference. validate_mathml, which parses, is the full check: the tests run it on every
+    formula they convert, and `_finish` on anything flagged here.
     """
-    out = [_checked_start_tag(math.tag, math.attrib)[0]]  # its xmlns is the root's: _outline_ok checks
-    checked = _outline_ok(math)
-    for child in math:
-        checked = _write_element(child, out) and checked
-        checked = checked and not (child.tail and child.tail.strip())
-    out.append(f"</{math.tag}>")
-    return "".join(out), checked
+    tags = _ATTRIBUTE_TAG.findall(body)
+    if not _GOOD_TAGS.issuperset(tags):
+        for tag in set(tags) - _GOOD_TAGS:
+            problem = _tag_problem(tag)
+            if problem:
+                return problem
+            if len(_GOOD_TAGS) < 8192:
+                _GOOD_TAGS.add(tag)
+    if "<mtext" in body and _HTML_IN_TEXT.search(body):
+        return "HTML inside <mtext>"
+    if "&" in body and _STRAY.search(body):
+        return "stray markup characters"
+    return None
 
 
-def _outline_ok(math: Element) -> bool:
-    """_tree_problems' checks on <math> itself and its outline: one <semantics> holding the
-    presentation and an <annotation> of the TeX."""
-    semantics = math[0] if len(math) == 1 else None
-    return (
-        math.tag == "math"
-        and set(math.attrib) <= {"xmlns", "display"}
-        and math.get("display") in ("block", "inline")
-        and not (math.text and math.text.strip())
-        and semantics is not None
-        and semantics.tag == "semantics"
-        and len(semantics) == 2
-        and semantics[1].tag == "annotation"
-        and semantics[1].get("encoding") == "application/x-tex"
-    )
+_ATTRIBUTE_TAG = re.compile(r"<[A-Za-z]+\s[^>]*>")
+_HTML_IN_TEXT = re.compile(r"</?(?:b|i|em|code|s|u|span)>")
 
 
-def _write_element(element: Element, out: list[str]) -> bool:
-    """Append `element`, below the root, as XML to `out`; False where it or an element inside it
-    fails one of _tree_problems' checks. Explicit end tags: valid as XML and as HTML foreign content."""
-    tag = element.tag
-    rules = _ELEMENT_RULES.get(tag)
-    checked = rules is not None  # a MathML element, and not a nested <math>
-    start, end, text_only, arity, only_child = rules or (f"<{tag}>", f"</{tag}>", False, -1, None)
-    attributes = element.attrib
-    if attributes:
-        start, attributes_ok = _checked_start_tag(tag, attributes)
-        checked = checked and attributes_ok
-    text = element.text
-    if text:
-        checked = checked and (text_only or not text.strip())
-        start += _escape_text(text)
-    count = len(element)
-    if not count:  # most elements: a token element or a space
-        out.append(start + end)
-        return checked and arity < 0
-    out.append(start)
-    checked = checked and not text_only and (arity < 0 or count == arity)
-    for child in element:
-        checked = _write_element(child, out) and checked
-        tail = child.tail
-        if (tail and tail.strip()) or (only_child and child.tag != only_child):
-            checked = False
-    out.append(end)
-    return checked
-
-
-# (tag, *attributes) → (start tag, _attributes_ok): a formula's elements share a few dozen of them.
-_START_TAGS: dict[tuple[str, ...], tuple[str, bool]] = {}
-_START_TAGS_SIZE = 4096
-
-
-def _checked_start_tag(tag: str, attributes: dict[str, str]) -> tuple[str, bool]:
-    key = (tag, *attributes.items())
-    known = _START_TAGS.get(key)
-    if known is None:
-        known = (_start_tag(tag, attributes), _attributes_ok(tag, attributes))
-        if len(_START_TAGS) < _START_TAGS_SIZE:
-            _START_TAGS[key] = known
-    return known
-
-
-def _start_tag(tag: str, attributes: dict[str, str]) -> str:
-    written = "".join([f' {name}="{_escape_attribute(value)}"' for name, value in attributes.items()])
-    return f"<{tag}{written}>"
-
-
-def _attributes_ok(tag: str, attributes: dict[str, str]) -> bool:
-    """_tree_problems' attribute checks on an element below the root (where xmlns is refused)."""
-    if "xmlns" in attributes or not all(name in MATHML_ATTRIBUTES for name in attributes):
-        return False
-    if "class" in attributes and attributes["class"] not in _CLASSES:
-        return False
-    return tag != "menclose" or set(attributes.get("notation", "").split()) <= _MENCLOSE_NOTATIONS
+def _escape_text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

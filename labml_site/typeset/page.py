@@ -6,6 +6,7 @@ per-language stage then only looks keys up and fills placeholders.
 """
 from __future__ import annotations
 
+import ast
 import bisect
 import html
 import posixpath
@@ -17,7 +18,7 @@ from urllib.parse import urlparse
 
 from ..typeset import highlight
 from ..findings import Finding
-from .math import MathError, tex_to_mathml
+from .math import MathError, tex_to_mathml, typeset_page
 from ..read.prose import Placeholder, ProseBlock, fill, page_title, section_blocks
 from ..read.sections import ParsedSource, Section, SourceError, parse_source
 
@@ -123,17 +124,50 @@ class _Ids:
         return unique, names
 
 
-def render_placeholder(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list[str]) -> str:
-    """The HTML that replaces one placeholder: MathML, highlighted code or an image."""
-    if ph.kind in ("math", "display_math", "env"):
-        display = ph.kind != "math"
-        try:
-            return tex_to_mathml(ph.text, display=display)
-        except MathError as e:
-            findings.append(Finding("error", "math", f"cannot typeset TeX: {e}", path=page_rel, line=ph.line))
-            # Show the TeX itself, visibly marked, rather than half-converted garbage.
-            tag = "pre" if display else "code"
-            return f'<{tag} class="math-error" title="TeX error">{html.escape(ph.text)}</{tag}>'
+_MATH_KINDS = ("math", "display_math", "env")
+
+
+def math_error_html(ph: Placeholder, error: MathError, page_rel: str, findings: list[Finding]) -> str:
+    """Record the error (file, line, column) and show the TeX itself, escaped and visibly marked,
+    rather than half-converted garbage. Only a block placeholder (one outside any paragraph) may
+    be a <pre>; a display formula inside a paragraph is a <code>, so the paragraph stays whole."""
+    line = ph.line + (error.line - 1 if error.line and ph.line else 0)
+    findings.append(Finding("error", "math", f"cannot typeset TeX: {error}", path=page_rel, line=line))
+    tag = "pre" if ph.block else "code"
+    return f'<{tag} class="math-error" title="TeX error: {html.escape(str(error))}">{html.escape(ph.text)}</{tag}>'
+
+
+def page_macros(meta: dict[str, str], page_rel: str = "", findings: list[Finding] | None = None) -> tuple[tuple[str, str], ...]:
+    """The front matter's `macros:` (a mapping of `\\name` or `name` to its TeX expansion)."""
+    raw = meta.get("macros", "")
+    if not raw:
+        return ()
+    try:
+        value = ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        value = None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        if findings is not None:
+            findings.append(Finding("error", "math", "front matter 'macros:' must map names like '\\\\R' to TeX like '\\\\mathbb{R}'", path=page_rel, line=1))
+        return ()
+    return tuple(sorted((k.lstrip("\\"), v) for k, v in value.items()))
+
+
+def render_placeholder(
+    ph: Placeholder, page_rel: str, findings: list[Finding], assets: list[str], math: object = None
+) -> str:
+    """The HTML that replaces one placeholder: MathML, highlighted code or an image. `math` is the
+    page-level result for a math placeholder (`typeset_page`'s); without it the formula is
+    converted on its own."""
+    if ph.kind in _MATH_KINDS:
+        if math is None:
+            try:
+                math = tex_to_mathml(ph.text, display=ph.kind != "math")
+            except MathError as e:
+                math = e
+        if isinstance(math, MathError):
+            return math_error_html(ph, math, page_rel, findings)
+        return math
     if ph.kind == "code":
         return highlight.highlight_inline(ph.text)
     if ph.kind == "code_block":
@@ -311,13 +345,23 @@ def analyse(rel: str, url: str, text: str) -> PageData:
     assets: list[str] = []
     sections: list[SectionData] = []
     definitions: list[tuple[str, str]] = []
+    all_blocks = [section_blocks(section) for section in parsed.sections]
+    # The page's formulas are typeset together: equation numbers run on, \eqref finds its \label.
+    formulas = [
+        (ph.text, ph.kind != "math")
+        for blocks in all_blocks for block in blocks for ph in block.placeholders if ph.kind in _MATH_KINDS
+    ]
+    math = iter(typeset_page(formulas, page_macros(parsed.meta, rel, findings)) if formulas else ())
     for index, section in enumerate(parsed.sections):
-        blocks = section_blocks(section)
+        blocks = all_blocks[index]
         for check in SOURCE_CHECKS.values():
             findings.extend(check(rel, section, blocks))
         rendered_blocks = []
         for block in blocks:
-            rendered = tuple(render_placeholder(ph, rel, findings, assets) for ph in block.placeholders)
+            rendered = tuple(
+                render_placeholder(ph, rel, findings, assets, next(math) if ph.kind in _MATH_KINDS else None)
+                for ph in block.placeholders
+            )
             rendered_blocks.append(BlockData(block.key, rendered, block.line))
         section_id, names = ids.for_section(index, section, blocks)
         definitions.extend((name, section_id) for name in names)

@@ -1,0 +1,288 @@
+"""Typography as TeX sets it: spacing classes, limits, norms, sized delimiters, names, numbering.
+
+One page of cases (`CASES`, formulas of our own) is the visual regression test: the tests below
+check the MathML structure that makes each case right, and, in Chromium, measure the gaps and
+heights that show it. `python tests/test_math_typography.py` (or the browser test) writes the
+page and its screenshot to artifacts/ (gitignored) to look at.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from labml_site.typeset.math import MATHML_NS, tex_to_mathml, typeset_page
+
+REPO = Path(__file__).resolve().parent.parent
+MATH_CSS = REPO / "labml_site" / "theme" / "static" / "math.css"
+ARTIFACTS = REPO / "artifacts"
+NS = f"{{{MATHML_NS}}}"
+
+# (id, TeX, display, what to look for)
+CASES = [
+    ("abs", r"|a| + |b - c|", False, "bars hug their contents: ordinary |, no operator space"),
+    ("cond", r"q(x_t | x_{t-1})", False, "| in a conditional is ordinary too"),
+    ("mid", r"\{ x \mid x > 0 \}", False, r"\mid is a relation: thick spaces"),
+    ("unary", r"\exp(-\infty) + (-1)^n - x", False, "unary minus tight, binary minus spaced"),
+    ("slash", r"a / b + \mathbb{R}^n / G", False, "/ is ordinary: no spaces"),
+    ("punct", r"f(x, y); \; g(z)", False, "comma and semicolon: space after only"),
+    ("accents", r"\hat{y} + \tilde{x} + \bar{z} + \vec{v} + \dot{q} + \widehat{abc}", False, "accents sit on their base"),
+    ("limits", r"\sum_{i=1}^{n} x_i \quad \lim_{n \to \infty} a_n \quad \max_{\theta} f \quad \arg\min_{w} L \quad \operatorname*{argmax}_{y} g", True, "limits under/over in display"),
+    ("limits-inline", r"\sum_{i=1}^{n} x_i, \lim_{n \to \infty} a_n, \max_{\theta} f, \arg\min_{w} L", False, "inline: limits at the side"),
+    ("norms", r"\lVert x \rVert_2 + \left\lVert \frac{W}{2} \right\rVert_F + \| v \|", True, "left and right bars the same size"),
+    ("sized", r"\bigg( \frac{a}{b} \bigg)^2 + \Big\Vert x \Big\Vert_2 + \Bigg[ \sum_i y_i \Bigg]_{i}^{n}", True, "sized delimiters keep their size with a script"),
+    ("names", r"\mathop{softmax}(x) + \operatorname{relu}(z) + \sin x + \mathop{\mathbb{E}}_{x \sim p} [x]", True, "names upright; \\mathop limits under in display"),
+    ("subscripts", r"d_{model} + W^{out}_{h} + x_{ij}", False, "multi-letter subscripts one italic name"),
+    ("sqrt-sum", r"\sqrt{\sum_{i=1}^{n} x_i^2} = \frac{1}{\sqrt{d_k}}", True, "a display \\sum inside \\sqrt keeps its limits under"),
+    ("text", r"\text{if } x > 0 \text{ and } \textbf{else} \text{ E\small{NCODER}}", False, "text upright, small caps by \\small"),
+    ("colour", r"\textcolor{lightgreen}{\phi(k)} + \color{#cc3300} y", False, "CSS colour names and #rrggbb"),
+    ("fences", r"\left( x \right) + \left\langle q, k \right\rangle + \left( \frac{a}{b} \right) + \left[ \sum_i x_i \right]", True, "\\left…\\right hugs short content, stretches round tall"),
+    ("boxes", r"\colorbox{aqua}{$F=ma$} + \fcolorbox{red}{lightyellow}{text} + \boxed{x} + \cancel{y}", False, "coloured and framed boxes"),
+    ("laps", r"{=}\mathllap{/\,} \quad \mathrlap{\,/}{=} \quad \sum_{\mathclap{1\le i\le j\le n}} x_{ij} \quad \left(x^{\smash{2}}\right)", True, "overlaps: ≠ both ways, a wide limit not widening the sum, a smashed exponent"),
+]
+NUMBERED = [
+    ("numbered", r"\begin{align} a &= b + c \label{sum} \\ d &= e \end{align}", True, "numbers at the right"),
+    ("tagged", r"E = mc^2 \tag{*}", True, "a tag"),
+    ("ref", r"\text{by } \eqref{sum}", False, "a link to (1)"),
+]
+
+
+def _markup() -> dict[str, str]:
+    out = {case_id: tex_to_mathml(tex, display) for case_id, tex, display, _ in CASES}
+    numbered = typeset_page([(tex, display) for _, tex, display, _ in NUMBERED])
+    out.update({case_id: markup for (case_id, _, _, _), markup in zip(NUMBERED, numbered)})
+    return out
+
+
+def _tree(markup: str) -> ElementTree.Element:
+    return ElementTree.fromstring(markup).find(f"{NS}semantics")[0]
+
+
+def _mos(markup: str) -> list[ElementTree.Element]:
+    return list(_tree(markup).iter(NS + "mo"))
+
+
+def page_html() -> str:
+    markup = _markup()
+    rows = []
+    for case_id, tex, display, note in CASES + NUMBERED:
+        rows.append(
+            f'<tr><th>{case_id}</th><td class="f" id="{case_id}">{markup[case_id]}</td><td class="n">{note}</td></tr>'
+        )
+    return (
+        '<!doctype html><html><head><meta charset="utf-8">'
+        f'<link rel="stylesheet" href="{MATH_CSS.as_uri()}">'
+        "<style>body{font:18px/1.5 serif;margin:12px;width:1100px}th{text-align:left;font:12px sans-serif;"
+        "vertical-align:middle;width:6em}td.n{font:12px sans-serif;color:#555;width:16em}"
+        "td.f{width:760px}tr{border-bottom:1px solid #ddd}table{border-collapse:collapse}</style>"
+        "</head><body><table>" + "".join(rows) + "</table></body></html>"
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# Structure
+
+
+def test_bars_and_slash_are_ordinary_and_mid_is_a_relation() -> None:
+    markup = _markup()
+    for case_id in ("abs", "cond", "slash"):
+        for mo in _mos(markup[case_id]):
+            if mo.text in ("|", "/"):
+                assert (mo.get("lspace"), mo.get("rspace")) == ("0", "0"), (case_id, mo.attrib)
+    mid = [mo for mo in _mos(markup["mid"]) if mo.text == "\u2223"]
+    assert mid and mid[0].get("lspace") is None  # the operator dictionary's relation spacing
+
+
+def test_unary_minus_is_tight_and_binary_minus_spaced() -> None:
+    minus = [mo for mo in _mos(_markup()["unary"]) if mo.text == "\u2212"]
+    assert [(m.get("lspace"), m.get("rspace")) for m in minus] == [("0", "0"), ("0", "0"), (None, None)]
+
+
+def test_limits_under_in_display_at_the_side_inline() -> None:
+    markup = _markup()
+    display = _tree(markup["limits"])
+    assert len(list(display.iter(NS + "munderover"))) == 1  # \sum
+    assert len(list(display.iter(NS + "munder"))) == 4  # \lim \max \arg\min(the min) \operatorname*
+    inline = _tree(markup["limits-inline"])
+    for element in inline.iter():
+        if element.tag in (NS + "munder", NS + "munderover"):
+            assert element[0].get("movablelimits") != "false"  # moves to the side in text style
+
+
+def test_norm_bars_pair_and_sized_delimiters_with_scripts_are_wrapped() -> None:
+    markup = _markup()
+    bars = [mo for mo in _mos(markup["norms"]) if mo.text == "\u2016"]
+    assert [b.get("form") for b in bars[:2]] == ["prefix", "postfix"]
+    for script in _tree(markup["sized"]).iter():
+        if script.tag in (NS + "msup", NS + "msub", NS + "msubsup") and script[0].tag == NS + "mrow":
+            mo = script[0][0]
+            assert mo.get("minsize") and mo.get("stretchy") == "true" and mo.get("symmetric") == "true"
+    wrapped = [s for s in _tree(markup["sized"]).iter() if s.tag in (NS + "msup", NS + "msub", NS + "msubsup")
+               and s[0].tag == NS + "mrow" and s[0][0].get("minsize")]
+    assert len(wrapped) == 3
+
+
+def test_sized_delimiters_give_back_the_width_chromium_adds() -> None:
+    # Chromium boxes a stretchy operator at its widest variant's width and centres the glyph:
+    # \big( (the 1445-unit variant, 0.523em wide, in a 0.875em box) gets -0.176em each side.
+    mo = _mos(tex_to_mathml(r"\big( x \big)", False))[0]
+    assert mo.get("style") == "margin-left:-0.176em;margin-right:-0.176em;"
+    assert _mos(tex_to_mathml(r"\Bigg( x \Bigg)", False))[0].get("style") is None  # widest: nothing to give
+
+
+def test_names_upright_and_multi_letter_subscripts_one_identifier() -> None:
+    markup = _markup()
+    names = [mi.text for mi in _tree(markup["names"]).iter(NS + "mi")]
+    assert {"softmax", "relu", "sin"} <= set(names)
+    assert list(_tree(markup["names"]).iter(NS + "munder"))  # \mathop{\mathbb{E}}_{…} in display
+    subscripts = _tree(markup["subscripts"])
+    assert [len(s[1]) for s in subscripts.iter(NS + "msub")] == [0, 0]  # one <mi>, not an <mrow>
+    assert subscripts[0][1].text == "\U0001d45a\U0001d45c\U0001d451\U0001d452\U0001d459"
+
+
+def test_numbered_equations_have_anchors_and_links() -> None:
+    markup = _markup()
+    cells = [td for td in _tree(markup["numbered"]).iter(NS + "mtd") if td.get("id")]
+    assert [td.get("id") for td in cells] == ["eq-sum"]
+    assert "(*)" in markup["tagged"]
+    assert '<a href="#eq-sum">(1)</a>' in markup["ref"]
+
+
+# ------------------------------------------------------------------------------------------------
+# In Chromium: what the structure is for
+
+
+def _write_page() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = ARTIFACTS / "math-typography.html"
+    page.write_text(page_html(), encoding="utf-8")
+    return page
+
+
+GAPS = """
+(caseId) => {
+  const math = document.getElementById(caseId).querySelector('math');
+  const leaves = [...math.querySelectorAll('mi, mn, mo, mtext')].filter(e => e.closest('annotation') === null
+    && e.getBoundingClientRect().width > 0);
+  return leaves.map(e => { const r = e.getBoundingClientRect();
+    return [e.tagName, e.textContent, r.left, r.right, r.top, r.bottom]; });
+}
+"""
+
+
+@pytest.mark.browser
+def test_chromium_spaces_and_sizes_like_tex(browser) -> None:
+    page = _write_page()
+    tab = browser.new_page(viewport={"width": 1130, "height": 900})
+    try:
+        tab.goto(page.as_uri())
+        tab.evaluate("document.fonts.ready")
+        tab.screenshot(path=str(ARTIFACTS / "math-typography.png"), full_page=True)
+
+        def leaves(case_id: str) -> list[list]:
+            return tab.evaluate(GAPS, case_id)
+
+        def gap_after(items: list[list], index: int) -> float:
+            return items[index + 1][2] - items[index][3]
+
+        em = 18 * 1.1  # math.css sets math at 1.1em of the 18px body
+        abs_ = leaves("abs")
+        assert abs_[0][1] == "|" and gap_after(abs_, 0) < 0.06 * em and gap_after(abs_, 1) < 0.06 * em
+        cond = leaves("cond")
+        bar = next(i for i, leaf in enumerate(cond) if leaf[1] == "|")
+        assert gap_after(cond, bar - 1) < 0.1 * em and gap_after(cond, bar) < 0.1 * em
+        mid = leaves("mid")
+        bar = next(i for i, leaf in enumerate(mid) if leaf[1] == "\u2223")
+        assert gap_after(mid, bar - 1) > 0.2 * em and gap_after(mid, bar) > 0.2 * em
+        unary = leaves("unary")
+        first_minus = next(i for i, leaf in enumerate(unary) if leaf[1] == "\u2212")
+        assert gap_after(unary, first_minus) < 0.06 * em
+        last_minus = max(i for i, leaf in enumerate(unary) if leaf[1] == "\u2212")
+        assert gap_after(unary, last_minus - 1) > 0.15 * em and gap_after(unary, last_minus) > 0.15 * em
+        slash = leaves("slash")
+        at = next(i for i, leaf in enumerate(slash) if leaf[1] == "/")
+        assert gap_after(slash, at - 1) < 0.06 * em and gap_after(slash, at) < 0.06 * em
+
+        norms = [leaf for leaf in leaves("norms") if leaf[1] == "\u2016"]
+        assert abs((norms[0][5] - norms[0][4]) - (norms[1][5] - norms[1][4])) < 1.0  # same height
+
+        sized = leaves("sized")
+        opening = next(leaf for leaf in sized if leaf[1] == "(")
+        closing = next(leaf for leaf in sized if leaf[1] == ")")
+        assert (closing[5] - closing[4]) > 0.9 * (opening[5] - opening[4])  # \bigg)^2 stays big
+        bars = [leaf for leaf in sized if leaf[1] == "\u2016"]
+        assert abs((bars[0][5] - bars[0][4]) - (bars[1][5] - bars[1][4])) < 1.0  # \Big\Vert_2 too
+
+        limits = leaves("limits")
+        sigma = next(leaf for leaf in limits if leaf[1] == "\u2211")
+        lower = next(leaf for leaf in limits if leaf[1] == "i")
+        assert lower[4] >= sigma[5] - 1  # i=1 below the sigma, not beside it
+        inline = leaves("limits-inline")
+        sigma = next(leaf for leaf in inline if leaf[1] == "\u2211")
+        lower = next(leaf for leaf in inline if leaf[1] == "i")
+        assert lower[2] >= sigma[3] - 1  # beside it inline
+
+        root = leaves("sqrt-sum")
+        sigma = next(leaf for leaf in root if leaf[1] == "\u2211")
+        lower = next(leaf for leaf in root if leaf[1] == "i")
+        assert lower[4] >= sigma[5] - 1  # under the sigma inside the display \sqrt
+
+        fences = leaves("fences")
+        assert gap_after(fences, 0) < 0.1 * em and gap_after(fences, 1) < 0.1 * em  # "(x)", not "( x )"
+        brackets = [leaf for leaf in fences if leaf[1] in "[]"]
+        assert (brackets[0][5] - brackets[0][4]) > 1.5 * em  # round a display \sum: stretched
+
+        anchor = tab.evaluate("document.querySelector('#ref a').getAttribute('href')")
+        assert anchor == "#eq-sum" and tab.evaluate("!!document.getElementById('eq-sum')")
+    finally:
+        tab.close()
+
+
+if __name__ == "__main__":  # write the page and a screenshot to artifacts/ to look at
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(REPO / "tests"))
+    page = _write_page()
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+        )
+        tab = b.new_page(viewport={"width": 1130, "height": 900})
+        tab.goto(page.as_uri())
+        tab.evaluate("document.fonts.ready")
+        tab.screenshot(path=str(ARTIFACTS / "math-typography.png"), full_page=True)
+        b.close()
+    print(ARTIFACTS / "math-typography.png")
+
+
+@pytest.mark.browser
+def test_a_numbered_equation_wider_than_its_column_scrolls_and_keeps_its_number_clear(browser, tmp_path: Path) -> None:
+    wide = r"\begin{align} L &= \mathbb{E}\Bigg[\bigg(r + \gamma \max_{a'} Q(s', a'; \theta^-) - Q(s, a; \theta)\bigg)^2\Bigg] + \lambda \lVert \theta \rVert_2^2 \end{align}"
+    narrow = r"\begin{equation} a = b \end{equation}"
+    page = tmp_path / "narrow.html"
+    page.write_text(
+        f'<!doctype html><meta charset="utf-8"><link rel="stylesheet" href="{MATH_CSS.as_uri()}">'
+        f'<div style="width:300px;font-size:18px" id="w">{tex_to_mathml(wide, True)}</div>'
+        f'<div style="width:300px;font-size:18px" id="n">{tex_to_mathml(narrow, True)}</div>',
+        encoding="utf-8",
+    )
+    tab = browser.new_page(viewport={"width": 400, "height": 600})
+    try:
+        tab.goto(page.as_uri())
+        tab.evaluate("document.fonts.ready")
+        cells = tab.evaluate(
+            "(id) => [...document.querySelectorAll('#' + id + ' mtd')].map(td => {"
+            " const r = td.getBoundingClientRect(); return [r.left, r.right, td.textContent]; })",
+            "w",
+        )
+        content = max(right for left, right, text in cells if text and not text.startswith("("))
+        number = next(left for left, right, text in cells if text == "(1)")
+        assert number >= content - 0.5, (number, content)  # after the formula, not over it
+        assert tab.evaluate("(() => { const m = document.querySelector('#w math'); return m.scrollWidth > m.clientWidth; })()")
+        right = tab.evaluate("document.querySelector('#n mtd:last-child').getBoundingClientRect().right")
+        assert abs(right - (8 + 300)) < 2  # a narrow one's number at the column's right edge
+    finally:
+        tab.close()
