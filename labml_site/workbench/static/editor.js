@@ -95,11 +95,17 @@ what is saved is exactly the text, with `<span translate=no>_^_N_^_</span>` for 
 
   function untranslated(b) { return b.status !== "translated"; }
 
+  // The page's blocks in reading order, then its title and summary (not shown in the page).
+  function reading() {
+    return state.blocks.filter(function (b) { return !b.plain; }).concat(state.blocks.filter(function (b) { return b.plain; }));
+  }
+
   function goNext(step) {
-    var n = state.blocks.length, start = current ? current.index : (step > 0 ? -1 : n);
+    var order = reading(), n = order.length, here = current ? order.indexOf(state.blocks[current.index]) : -1;
+    var start = here >= 0 ? here : (step > 0 ? -1 : n);
     for (var k = 1; k <= n; k++) {
       var i = ((start + step * k) % n + n) % n;
-      if (untranslated(state.blocks[i])) { open(state.blocks[i]); return true; }
+      if (untranslated(order[i]) && order[i] !== state.blocks[current ? current.index : -1]) { open(order[i]); return true; }
     }
     flash("Every block of this page is translated.");
     return false;
