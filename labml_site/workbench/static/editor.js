@@ -312,9 +312,10 @@ what is saved is exactly the text, with `<span translate=no>_^_N_^_</span>` for 
       if (node.parentNode.closest && node.parentNode.closest(".wb-ph")) continue;
       var re = /[^<>]+/g, m, text = node.nodeValue;
       while ((m = re.exec(text)) !== null) {
-        var lead = m[0].length - m[0].replace(/^\s+/, "").length, body = m[0].trim();
-        if (!body || text.charAt(m.index - 1) === "<") continue;  // empty, or inside a tag
-        runs.push([node, m.index + lead, m.index + lead + body.length]);
+        if (!m[0].trim() || text.charAt(m.index - 1) === "<") continue;  // blank, or inside a tag
+        // The run with its spaces (what sits between the tags and placeholders), not its line breaks.
+        var lead = /^\s*\n/.exec(m[0]), trail = /\n\s*$/.exec(m[0]);
+        runs.push([node, m.index + (lead ? lead[0].length : 0), m.index + (trail ? trail.index : m[0].length)]);
       }
     }
     return runs;
