@@ -49,7 +49,7 @@ class ChangedEntry:
     english: str  # rendered
     old: Rendered
     new: Rendered
-    kind: str  # added, changed, removed
+    kind: str  # translated (was empty or absent), changed, removed (now empty or absent)
     line: int = 0
 
     @property
@@ -175,7 +175,7 @@ def changed_entries(config: BuildConfig, base: str) -> list[ChangedFile]:
                 html.escape(key) if key in (keys or ()) else f'<pre class="raw">{html.escape(key)}</pre>'
                 '<p class="note">(this English is not on the page any more: a stale key)</p>'
             )
-            kind = "added" if key not in old else "removed" if key not in new else "changed"
+            kind = "translated" if not before.strip() else "removed" if key not in new or not after.strip() else "changed"
             change.entries.append(ChangedEntry(
                 key, english,
                 _render(key, before, placeholders, shown, lang, line),
