@@ -225,6 +225,7 @@ what is saved is exactly the text, with `<span translate=no>_^_N_^_</span>` for 
       b.node.scrollIntoView({block: "center"});
     }
     document.body.classList.add("wb-panel-open");
+    panel.setAttribute("data-index", String(b.index));
     panel.textContent = "";
     var head = el("header", "wb-head");
     head.appendChild(el("strong", "", b.plain ? (b.index === 0 ? "Title" : "Summary") : "Block " + (b.index + 1)));
@@ -430,7 +431,8 @@ what is saved is exactly the text, with `<span translate=no>_^_N_^_</span>` for 
         if (andNext && goNext(1)) return;
         current = fresh;
         if (fresh.node) fresh.node.classList.add("wb-current");
-        flash("Saved to " + (r.data.written.join(", ") || state.file + " (unchanged)"), "ok");
+        flash("Saved to " + (r.data.written.join(", ") || state.file + " (unchanged)") +
+          (andNext ? ". Every block of this page is translated." : ""), "ok");
         showFindings(fresh.findings);
       } else {
         if (r.data.findings) showFindings(r.data.findings);
