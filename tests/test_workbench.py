@@ -217,3 +217,49 @@ def test_translate_command_refuses_the_base_language(tmp_path, capsys):
     make_project(tmp_path)
     code = main(["translate", "--lang", "en", "--source", str(tmp_path / "src"), "--translations", str(tmp_path / "tr")])
     assert code == 2 and "base language" in capsys.readouterr().err
+
+
+def test_translate_command_builds_serves_and_prints_the_address(tmp_path, capsys, monkeypatch):
+    from labml_site.cli.main import main
+    from labml_site.workbench import editor as editor_module
+
+    make_project(tmp_path)
+    seen = {}
+
+    def stop_at_once(session, stop=None):
+        seen["pages"] = list(session.pages)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(editor_module, "watch", stop_at_once)
+    code = main(["translate", "--lang", "zh", "--port", "0", "--reviewer", "Ada", "--source", str(tmp_path / "src"),
+                 "--translations", str(tmp_path / "tr"), "--out", str(tmp_path / "wb-site")])
+    err = capsys.readouterr().err
+    assert code == 0 and seen["pages"] == ["tut/page.html"]
+    assert "open http://127.0.0.1:" in err and "/?token=" in err and "Alt+N" in err
+    assert (tmp_path / "wb-site/zh/tut/page.html").is_file()
+
+
+def test_states_fuzzy_and_invalid_and_a_save_confirms_the_suggestion(tmp_path):
+    from labml_site.workbench.session import Refused, Session
+
+    config = make_project(tmp_path, {SCALE: "<p>坏</p>\n"})
+    fuzzy = tmp_path / "tr/tut/page.zh.fuzzy.json"
+    fuzzy.write_text(json.dumps({QUERY: {"from": "<p>The query and the key give a score </p>\n",
+                                         "suggestion": "<p>查询和键给出分数 </p>\n"}}, ensure_ascii=False), encoding="utf-8")
+    session = Session(config, "zh")
+    session.rebuild()
+    state = session.page_state("tut/page.html")
+    by_key = {b["key"]: b for b in state["blocks"]}
+    assert by_key[SCALE]["status"] == "invalid" and by_key[SCALE]["value"] == "<p>坏</p>\n"
+    assert "placeholder-missing" in [f["code"] for f in by_key[SCALE]["findings"]]
+    assert by_key[SCALE]["html"] == by_key[SCALE]["english"]  # the page shows the English
+    assert by_key[QUERY]["status"] == "fuzzy"
+    assert by_key[QUERY]["suggestion"] == {"value": "<p>查询和键给出分数 </p>\n", "from": "<p>The query and the key give a score </p>\n"}
+    assert state["counts"] == {"missing": 3, "invalid": 1, "fuzzy": 1}
+
+    result = session.save("tut/page.html", QUERY, "<p>查询和键给出分数 </p>\n", "")
+    assert result["block"]["status"] == "translated"
+    assert not fuzzy.exists()  # the accepted suggestion left the sidecar, as `extract --confirm` does
+    with pytest.raises(Refused) as refused:
+        session.mark_reviewed("tut/page.html", QUERY)
+    assert refused.value.status == 400 and "--reviewer" in refused.value.message

@@ -91,6 +91,7 @@ def test_checks_and_glossary_shown_inline_and_an_invalid_value_not_saved(browser
     page.click('.wb-block[data-index="4"]')  # "The query and the key give one score"
     page.wait_for_selector(".wb-editor")
     assert [t.strip() for t in page.locator(".wb-term-en").all_inner_texts()] == ["query", "key"]
+    assert page.locator(".wb-stale-value").all_text_contents() == ["<p>一个已经不在的段落。</p>\n"]  # reusable text
     page.keyboard.type("问题和钥匙给出一个分数")  # not the glossary's words
     page.wait_for_selector('.wb-finding[data-code="glossary-term"]', timeout=5000)
     assert page.locator('.wb-term[data-used="no"]').count() == 2

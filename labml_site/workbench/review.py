@@ -164,7 +164,8 @@ def changed_entries(config: BuildConfig, base: str) -> list[ChangedFile]:
         new = _values(new_parsed)
         change = ChangedFile(name, shown, lang, page_base if source else "")
         keys = set(data.keys) if data is not None else None
-        change.file_findings = [f for f in check_file(local, lang, keys, translations) if not f.key or f.code == "stale-key"]
+        findings_path = Path(shown)  # relative, as annotations and readers want it
+        change.file_findings = [f for f in check_file(findings_path, lang, keys, translations) if not f.key or f.code == "stale-key"]
         for key in sorted(set(old) | set(new), key=lambda k: (new.get(k, old.get(k, ("", 0)))[1], k)):
             before, after = old.get(key, ("", 0))[0], new.get(key, ("", 0))[0]
             if before == after:

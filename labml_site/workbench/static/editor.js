@@ -267,6 +267,23 @@ what is saved is exactly the text, with `<span translate=no>_^_N_^_</span>` for 
       sug.appendChild(accept);
     }
 
+    if (!b.plain && state.stale.length && b.status !== "translated") {
+      // Translations whose English is gone from the page (the stale entries): text to reuse.
+      var stale = section("Stale translations of this page (their English is gone)", "wb-stale");
+      var details = el("details");
+      details.appendChild(el("summary", "", state.stale.length + " stale " + (state.stale.length === 1 ? "entry" : "entries")));
+      state.stale.forEach(function (entry) {
+        var row = el("div", "wb-stale-entry");
+        row.appendChild(el("div", "wb-stale-en", entry.key.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim()));
+        row.appendChild(el("div", "wb-stale-value", entry.value));
+        var use = el("button", "wb-use", "Use");
+        use.addEventListener("click", function () { setValue(entry.value, b); runCheck(); editor.focus(); });
+        row.appendChild(use);
+        details.appendChild(row);
+      });
+      stale.appendChild(details);
+    }
+
     var edit = section("Translation (" + state.lang + ")", "wb-edit");
     editor = el("div", "wb-editor");
     editor.contentEditable = "true";
