@@ -263,3 +263,40 @@ def test_states_fuzzy_and_invalid_and_a_save_confirms_the_suggestion(tmp_path):
     with pytest.raises(Refused) as refused:
         session.mark_reviewed("tut/page.html", QUERY)
     assert refused.value.status == 400 and "--reviewer" in refused.value.message
+
+
+_P0 = "<span translate=no>_^_0_^_</span>"
+
+
+@pytest.mark.parametrize("key, value, code", [
+    (HEADING, "<h1>缩放注意力</h1>\n<p>我们把分数除以，再做 softmax。</p>\n", "placeholder-missing"),
+    (HEADING, f"<h1>缩放注意力</h1>\n<p>{_P0}{_P0}，再做 softmax。</p>\n", "placeholder-duplicated"),
+    (HEADING, f"<h1>缩放注意力</h1>\n<p>{_P0}<span translate=no>_^_7_^_</span>。</p>\n", "placeholder-extra"),
+    (HEADING, "<h1>缩放注意力</h1>\n<p>除以 _^_ 0 _^_，再做 softmax。</p>\n", "placeholder-altered"),
+    (HEADING, "<h1>缩放注意力</h1>\n<p>除以 <span translate=no>_%5e_0_%5e_</span>。</p>\n", "placeholder-encoded"),
+    (HEADING, f"<h1>缩放注意力</h1>\n<p>除以 {_P0}</strong>。</p>\n", "html-unbalanced"),
+    (HEADING, f"<h2>缩放注意力</h2>\n<p>除以 {_P0}。</p>\n", "html-structure"),
+    (HEADING, f"<h1>缩放注意力</h1>\n除以 {_P0}。\n", "html-outside-block"),
+    ("Scaled attention", "<em>缩放注意力</em>", "html-in-plain-text"),
+    (HEADING, f"<h1>缩放注意力</h1>\n<p>除以 {_P0}<img src=x>。</p>\n", "unsafe-tag"),
+    (HEADING, f"<h1>缩放注意力</h1>\n<p style=\"color:red\">除以 {_P0}。</p>\n", "unsafe-attribute"),
+    (HEADING, f"<h1>缩放注意力</h1>\n<p>除以 {_P0}，<a href=\"javascript:alert(1)\">softmax</a>。</p>\n", "unsafe-url"),
+    (HEADING, f"<h1>缩放注意力</h1>\n<p>除以 {_P0}，<a href=\"https://example.org/\">softmax</a>。</p>\n", "link-added"),
+    (HEADING, HEADING, "untranslated"),
+    (HEADING, f"<h1>缩放注意力</h1>\n<p>除以 {_P0}，再做 softmax。</p>", "whitespace-differs"),
+    (HEADING, f"<h1>缩放注意力</h1>\n<p>除以 {_P0}\u202e，再做 softmax。</p>\n", "control-chars"),
+    (HEADING, f"<h1>缩放关注</h1>\n<p>除以 {_P0}，再做 softmax。</p>\n", "glossary-term"),
+    (HEADING, "", "empty-value"),
+])
+def test_the_editor_runs_the_same_checks_as_check(editor, key, value, code):
+    """What the editor shows inline is exactly what `check` reports for the same value."""
+    from labml_site.translate.checks import check_entry
+
+    root, _session, client, _ = editor
+    status, data = client.json("POST", "/__workbench/api/check", {"url": "tut/page.html", "key": key, "value": value})
+    assert status == 200
+    shown = sorted(f["code"] for f in data["findings"])
+    expected = sorted(f.code for f in check_entry(key, value, path=str(_file(root)), lang="zh"))
+    assert code in shown and shown == expected
+    errors = any(f.severity == "error" for f in check_entry(key, value, path=str(_file(root)), lang="zh"))
+    assert data["saveable"] is not errors

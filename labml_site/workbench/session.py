@@ -27,7 +27,7 @@ from ..read.structure import SourceFile, discover
 from ..render.localize import plain_text, valid_lists
 from ..translate import glossary, review_state
 from ..translate.catalog import Catalog, Entry, translation_path
-from ..translate.checks import MAX_VALUE_CHARS, visible_text
+from ..translate.checks import MAX_VALUE_CHARS, EntryContext, run_entry_checks, visible_text
 from ..translate.extract import ConcurrentEdit, UnwritableFile, write_translation
 from ..typeset.page import PageData
 
@@ -206,12 +206,15 @@ class Session:
         self._check_size(value)
         draft = Catalog(str(page.catalog_path), self.lang, {key: Entry(value, self._line(page, key))})
         found = draft.lookup(key)
+        findings = list(found.findings)
+        if found.status == "missing":  # the lookup checks nothing more; `check` says "not translated yet"
+            findings = run_entry_checks(EntryContext(key, value, str(page.catalog_path), self._line(page, key), self.lang))
         preview = None
         if found.status == "translated" and found.html is not None:
             preview = html.escape(plain_text(found.html)) if section is None else valid_lists(fill(found.html, placeholders))
         return {
             "status": found.status,
-            "findings": [_finding(f) for f in found.findings],
+            "findings": [_finding(f) for f in findings],
             "preview": preview,
             "glossary": self._glossary_terms(page, key, value),
             "saveable": found.status != "invalid",
