@@ -90,3 +90,21 @@ def test_new_untracked_file_counts_as_added(repo):
     _review(repo, "--out", str(out))
     html = out.read_text(encoding="utf-8")
     assert "page.ja.json" in html
+
+
+def test_links_made_live_against_the_published_site():
+    from labml_site.workbench.review import live_links
+
+    block = ('<p><a href="softmax.html#rows">softmax</a>, <a href="https://x.org/">x</a>, '
+             '<a href="#here">here</a>, <a href="../index.html">up</a></p>')
+    out = live_links(block, "https://example.org/docs/", "zh/tut/page.html")
+    assert 'href="https://example.org/docs/zh/tut/softmax.html#rows"' in out
+    assert 'href="https://x.org/"' in out and 'href="#here"' in out
+    assert 'href="https://example.org/docs/zh/index.html"' in out
+    assert live_links(block, "", "zh/tut/page.html") == block
+
+
+def test_site_url_option(repo):
+    out = repo / "report.html"
+    assert _review(repo, "--out", str(out), "--site-url", "https://example.org/docs/") == 1
+    assert out.is_file()

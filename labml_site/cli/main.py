@@ -176,6 +176,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--base", required=True, metavar="REF", help="the git ref to compare with, e.g. origin/main")
     p.add_argument("--out", type=Path, default=Path("translation-review.html"), metavar="FILE",
                    help="the report to write, one offline HTML file (default: translation-review.html)")
+    p.add_argument("--site-url", default="", metavar="URL",
+                   help="the published site, e.g. https://example.org/docs/: the report's relative links point "
+                        "there (default: links stay relative)")
     p.add_argument("--format", choices=("html", "text", "github"), default="html",
                    help="html: write the report; text or github (annotations for CI): print the findings of the "
                         "changed entries (default: html)")
@@ -411,7 +414,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
     config = _workbench_config(args, ())
     try:
-        changes = changed_entries(config, args.base)
+        changes = changed_entries(config, args.base, args.site_url)
     except GitError as e:
         raise UserError(str(e)) from None
     if args.format in ("text", "github"):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,12 +25,31 @@ from ..build.site import analyse_pages
 from ..findings import Finding
 from ..read.prose import fill
 from ..read.safe_files import write_atomic
-from ..read.structure import discover
+from ..read.structure import discover, lang_prefix
 from ..render.localize import plain_text, valid_lists
 from ..translate.catalog import Catalog, Entry, check_file, is_sidecar
 from ..translate.checks import MAX_FILE_BYTES, ParsedFile, parse_translation_bytes, parse_translation_file
 
 GIT_TIMEOUT = 60
+_HREF = re.compile(r'(<a\b[^>]*?\bhref=")([^"]*)(")')
+
+
+def live_links(fragment: str, site_url: str, page: str) -> str:
+    """Relative links of a block made absolute against the published page (`site_url` + `page`),
+    so that they work from the report; links with a scheme or a leading `/` or `#` stay."""
+    if not site_url:
+        return fragment
+    from urllib.parse import urljoin
+
+    base = site_url.rstrip("/") + "/" + page
+
+    def repl(m: re.Match) -> str:
+        target = html.unescape(m.group(2))
+        if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith(("/", "#")):
+            return m.group(0)
+        return m.group(1) + html.escape(urljoin(base, target), quote=True) + m.group(3)
+
+    return _HREF.sub(repl, fragment)
 
 
 class GitError(Exception):
@@ -139,7 +159,8 @@ def _render(key: str, value: str, placeholders: tuple[str, ...] | None, path: st
     return Rendered(f'<pre class="raw">{html.escape(value)}</pre>', found.status, list(found.findings))
 
 
-def changed_entries(config: BuildConfig, base: str) -> list[ChangedFile]:
+def changed_entries(config: BuildConfig, base: str, site_url: str = "") -> list[ChangedFile]:
+    """`site_url`: the published site (as `build --site-url`): relative links then point there."""
     translations = Path(config.translations)
     top, files = changed_files(translations, base)
     sources = discover(config.source)
@@ -177,12 +198,18 @@ def changed_entries(config: BuildConfig, base: str) -> list[ChangedFile]:
                 '<p class="note">(this English is not on the page any more: a stale key)</p>'
             )
             kind = "translated" if not before.strip() else "removed" if key not in new or not after.strip() else "changed"
-            change.entries.append(ChangedEntry(
+            entry = ChangedEntry(
                 key, english,
                 _render(key, before, placeholders, shown, lang, line),
                 _render(key, after, placeholders, shown, lang, line) if key in new else Rendered('<p class="none">(removed)</p>', "missing"),
                 kind, line,
-            ))
+            )
+            if site_url and source is not None:
+                here = lang_prefix(lang, config.base_lang) + source.url
+                entry.english = live_links(entry.english, site_url, lang_prefix(config.base_lang, config.base_lang) + source.url)
+                entry.old.html = live_links(entry.old.html, site_url, here)
+                entry.new.html = live_links(entry.new.html, site_url, here)
+            change.entries.append(entry)
         if change.entries or change.file_findings:
             changes.append(change)
     return changes
