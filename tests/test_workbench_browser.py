@@ -13,10 +13,14 @@ from workbench_fixture import HEADING, QUERY, SCALE, make_project
 pytestmark = pytest.mark.browser
 
 
+SESSIONS: list = []
+
+
 @pytest.fixture()
 def editor(tmp_path):
     config = make_project(tmp_path)
-    _session, server, url = start(config, "zh", reviewer="Ada")
+    session, server, url = start(config, "zh", reviewer="Ada")
+    SESSIONS.append(session)
     yield tmp_path, url.replace("/?token=", "/zh/tut/page.html?token=")
     server.shutdown()
     server.server_close()
@@ -121,5 +125,21 @@ def test_a_concurrent_edit_is_reported_in_the_editor(browser, editor):
     assert "changed on disk" in page.inner_text(".wb-message")
     assert json.loads(path.read_text(encoding="utf-8"))[SCALE] == data[SCALE]
     assert QUERY in json.loads(path.read_text(encoding="utf-8"))
+    assert not errors
+    page.close()
+
+
+
+def test_an_outside_edit_shows_up_in_the_page(browser, editor):
+    root, url = editor
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors = _ready(page, url)
+    path = root / "tr/tut/page.zh.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data[QUERY] = "<p>查询和键给出一个分数 </p>\n"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    SESSIONS[-1].rebuild()  # what `translate`'s file watcher does after an outside change
+    page.wait_for_selector('.wb-block[data-index="4"][data-status="translated"]', timeout=10000)
+    assert "查询和键给出一个分数" in page.inner_text('.wb-block[data-index="4"]')
     assert not errors
     page.close()

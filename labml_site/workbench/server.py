@@ -14,7 +14,8 @@ Safety, in the order a request meets it:
   translation that passes the build's checks and sanitiser.
 
 Routes: `GET /` → the language's home page; `GET /__workbench/static/…` the editor's script and
-style; `GET /__workbench/api/page?url=U`; `POST /__workbench/api/{check,save,review}` with
+style; `GET /__workbench/api/page?url=U`; `GET /__workbench/api/build` (the build's number, which
+pages poll to follow a rebuild after an outside change); `POST /__workbench/api/{check,save,review}` with
 `{"url", "key", "value", "expected"}`; anything else is a file of the built site.
 """
 from __future__ import annotations
@@ -130,6 +131,10 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
                 self._send(200, _static(name), _STATIC[name])
             else:
                 self._error(404, "no such file")
+            return
+        if url.path == PREFIX + "api/build":  # the number of the last build, polled by the pages
+            if self._token_ok():
+                self._json(200, {"build": self.session.build_id})
             return
         if url.path == PREFIX + "api/page":
             if self._token_ok():

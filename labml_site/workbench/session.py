@@ -255,7 +255,8 @@ class Session:
             self.rebuild()
             state = self.page_state(url)
         block = next(b for b in state["blocks"] if b["key"] == key)
-        return {"block": block, "counts": state["counts"], "written": [self._display_path(Path(p)) for p in written]}
+        return {"block": block, "counts": state["counts"], "build": state["build"],
+                "written": [self._display_path(Path(p)) for p in written]}
 
     def mark_reviewed(self, url: str, key: str) -> dict:
         page = self.page(url)

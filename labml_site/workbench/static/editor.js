@@ -443,6 +443,7 @@ what is saved is exactly the text, with `<span translate=no>_^_N_^_</span>` for 
         fresh.node = b.node;
         state.blocks[b.index] = fresh;
         state.counts = r.data.counts;
+        state.build = r.data.build;
         if (fresh.node) blockElement(fresh);
         renderBar();
         if (andNext && goNext(1)) return;
@@ -521,10 +522,36 @@ what is saved is exactly the text, with `<span translate=no>_^_N_^_</span>` for 
     if (block && !e.target.closest("a")) open(state.blocks[parseInt(block.getAttribute("data-index"), 10)]);
   });
 
+  // After an outside change (a hand edit, git, another editor) the server rebuilds: the blocks'
+  // states follow. An open editor keeps what you typed, and still saves against the value it
+  // opened with, so a conflicting change is reported rather than overwritten.
+  function follow() {
+    api("build").then(function (r) {
+      if (r.status !== 200 || r.data.build === state.build) return;
+      return api("page?url=" + encodeURIComponent(PAGE)).then(function (p) {
+        if (p.status !== 200) return;
+        var same = p.data.blocks.length === state.blocks.length && p.data.blocks.every(function (b, i) {
+          return b.key === state.blocks[i].key;
+        });
+        if (!same) {  // the English changed: the page itself is another one now
+          if (!current) location.reload();
+          return;
+        }
+        var nodes = state.blocks.map(function (b) { return b.node; });
+        var open = current ? current.index : null;
+        state = p.data;
+        state.blocks.forEach(function (b, i) { b.node = nodes[i]; });
+        renderBlocks();
+        if (open !== null && state.blocks[open] && state.blocks[open].node) state.blocks[open].node.classList.add("wb-current");
+      });
+    }).catch(function () {}).then(function () { setTimeout(follow, 2000); });
+  }
+
   api("page?url=" + encodeURIComponent(PAGE)).then(function (r) {
     if (r.status !== 200) { console.error("workbench:", r.data.error); return; }
     state = r.data;
     renderBlocks();
     document.documentElement.setAttribute("data-workbench", "ready");
+    setTimeout(follow, 2000);
   });
 })();
