@@ -300,3 +300,20 @@ def test_the_editor_runs_the_same_checks_as_check(editor, key, value, code):
     assert code in shown and shown == expected
     errors = any(f.severity == "error" for f in check_entry(key, value, path=str(_file(root)), lang="zh"))
     assert data["saveable"] is not errors
+
+
+def test_a_page_without_a_file_and_a_fuzzy_entry_with_a_note(tmp_path):
+    from labml_site.workbench.session import Session
+
+    config = make_project(tmp_path)
+    (tmp_path / "tr/tut/page.zh.json").unlink()
+    session = Session(config, "zh")
+    session.rebuild()
+    assert {b["status"] for b in session.page_state("tut/page.html")["blocks"]} == {"missing"}
+    session.save("tut/page.html", "Scaled attention", "缩放注意力", "")
+    assert json.loads((tmp_path / "tr/tut/page.zh.json").read_text(encoding="utf-8")) == {"Scaled attention": "缩放注意力"}
+    # A fuzzy entry with a reviewer's own field is a person's writing: kept as it is.
+    fuzzy = tmp_path / "tr/tut/page.zh.fuzzy.json"
+    fuzzy.write_text(json.dumps({QUERY: {"from": "x", "suggestion": "<p>建议 </p>\n", "note": "check the verb"}}), encoding="utf-8")
+    session.save("tut/page.html", QUERY, "<p>查询和键给出一个分数 </p>\n", "")
+    assert json.loads(fuzzy.read_text(encoding="utf-8"))[QUERY]["note"] == "check the verb"
