@@ -143,3 +143,30 @@ def test_an_outside_edit_shows_up_in_the_page(browser, editor):
     assert "查询和键给出一个分数" in page.inner_text('.wb-block[data-index="4"]')
     assert not errors
     page.close()
+
+
+def test_the_editor_passes_axe(browser, editor):
+    from conftest import ROOT
+
+    axe = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+    if not axe.is_file():
+        pytest.fail(f"{axe} is missing: run `npm ci` at the repository root")
+    _root, url = editor
+    failures = []
+    for scheme in ("light", "dark"):
+        page = browser.new_page(viewport={"width": 1400, "height": 900}, color_scheme=scheme)
+        errors = _ready(page, url)
+        page.keyboard.press("Alt+n")
+        page.wait_for_selector(".wb-editor")
+        page.wait_for_selector(".wb-finding, .wb-ok")
+        page.add_script_tag(path=str(axe))
+        result = page.evaluate("""() => axe.run({include: ['.wb-bar', '.wb-panel', '.wb-block']}, {
+            runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']},
+            resultTypes: ['violations'],
+        })""")
+        for v in result["violations"]:
+            if v["impact"] in ("serious", "critical", "moderate"):
+                failures.append(f"[{scheme}] {v['id']} ({v['impact']}): {v['help']} {[n['target'] for n in v['nodes'][:3]]}")
+        assert not errors
+        page.close()
+    assert not failures, "\n".join(failures)

@@ -207,7 +207,7 @@ what is saved is exactly the text, with `<span translate=no>_^_N_^_</span>` for 
 
   function section(title, cls) {
     var s = el("section", "wb-part " + (cls || ""));
-    s.appendChild(el("h3", "", title));
+    s.appendChild(el("h2", "wb-label", title));
     panel.appendChild(s);
     return s;
   }
@@ -228,7 +228,7 @@ what is saved is exactly the text, with `<span translate=no>_^_N_^_</span>` for 
     panel.setAttribute("data-index", String(b.index));
     panel.textContent = "";
     var head = el("header", "wb-head");
-    head.appendChild(el("strong", "", b.plain ? (b.index === 0 ? "Title" : "Summary") : "Block " + (b.index + 1)));
+    head.appendChild(el("h2", "", b.plain ? (b.index === 0 ? "Title" : "Summary") : "Block " + (b.index + 1)));
     var status = el("span", "wb-status", LABELS[b.status]);
     status.setAttribute("data-status", b.status);
     head.appendChild(status);
@@ -291,6 +291,7 @@ what is saved is exactly the text, with `<span translate=no>_^_N_^_</span>` for 
     editor.setAttribute("role", "textbox");
     editor.setAttribute("aria-multiline", "true");
     editor.setAttribute("lang", state.lang);
+    editor.setAttribute("aria-label", "Translation (" + state.lang + ")");
     // An untranslated block starts as a copy of the English: its tags, placeholders and edge
     // whitespace are already right, and the words are typed over.
     setValue(b.value.trim() ? b.value : b.key, b);
