@@ -1,5 +1,5 @@
-"""What the translation editor saves a translator: a 10-block page translated by hand in the JSON
-file vs in the editor (`translate`), driven through the real UI in Chromium.
+"""What the translation editor saves a translator: a page of 11 keys (9 prose blocks, title,
+summary) translated by hand in the JSON file vs in the editor (`translate`), driven through the real UI in Chromium.
 
     python benchmarks/workbench_bench.py [--tutorial]
 
@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT))
 from labml_site.build.config import BuildConfig  # noqa: E402
 from labml_site.workbench.editor import start  # noqa: E402
 
-# Ten prose blocks: headings, inline and display math, code spans, a link, a list, a docstring.
+# Nine prose blocks (headings, inline and display math, code spans, a link, a list, a docstring),
+# a title and a summary.
 PAGE = '''"""
 ---
 title: Attention scores
