@@ -1,5 +1,6 @@
 """What the translation editor saves a translator: a page of 11 keys (9 prose blocks, title,
-summary) translated by hand in the JSON file vs in the editor (`translate`), driven through the real UI in Chromium.
+summary) translated by hand in the JSON file vs in the editor (`translate`), driven through the
+real UI in Chromium.
 
     python benchmarks/workbench_bench.py [--tutorial]
 
