@@ -106,7 +106,7 @@ def check_translations(source: Path, translations: Path, required: bool, alterna
     for path in translations.rglob("*.json"):  # lazily: the first match ends the walk
         rel = path.relative_to(translations).as_posix()
         parts = rel[: -len(".json")].split(".")
-        if parts[-1] in ("fuzzy", "stale"):
+        if parts[-1] in ("fuzzy", "stale", "review"):
             parts = parts[:-1]
         if len(parts) < 2 or not LANG_TAG.fullmatch(parts[-1]) or rel.startswith("glossary."):
             continue

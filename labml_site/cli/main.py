@@ -158,6 +158,32 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--confirm", action="store_true",
                    help="accept the reviewed fuzzy suggestions of those languages as translations")
     _findings_options(p)
+    p = sub.add_parser("translate", help="edit a language's translations in the page, on 127.0.0.1",
+                       description="Build the site in one language and serve it on 127.0.0.1 with the translation "
+                                   "editor: click a block (or Alt+N for the next untranslated one), translate, save.")
+    _inputs(p)
+    p.add_argument("--lang", required=True, metavar="LANG", help="the language to translate, e.g. zh")
+    p.add_argument("--port", type=_port, default=8001, help="port to serve on, on 127.0.0.1 only (default: 8001)")
+    p.add_argument("--out", type=Path, default=Path(".site-translate"), metavar="DIR",
+                   help="where the editor's copy of the site is built (default: .site-translate)")
+    p.add_argument("--reviewer", default=None, metavar="NAME",
+                   help="your name for 'Mark reviewed' (default: git's user.name)")
+    p.add_argument("--templates", type=Path, default=None, metavar="DIR", help="theme folder (default: the bundled theme)")
+    p.add_argument("--locales", type=Path, default=None, metavar="DIR", help="extra UI catalogs (as for build)")
+
+    p = sub.add_parser("review", help="a report of the translation changes since a git ref, as pages",
+                       description="Compare the translation files with their versions at a git ref: per changed block, "
+                                   "the English and the old and new translations rendered, with the checks' findings.")
+    _inputs(p)
+    p.add_argument("--base", required=True, metavar="REF", help="the git ref to compare with, e.g. origin/main")
+    p.add_argument("--out", type=Path, default=Path("translation-review.html"), metavar="FILE",
+                   help="the report to write, one offline HTML file (default: translation-review.html)")
+    p.add_argument("--site-url", default="", metavar="URL",
+                   help="the published site, e.g. https://example.org/docs/: the report's relative links point "
+                        "there (default: links stay relative)")
+    p.add_argument("--format", choices=("html", "text", "github"), default="html",
+                   help="html: write the report; text or github (annotations for CI): print the findings of the "
+                        "changed entries (default: html)")
     parser.set_defaults(commands=sub.choices)
     return parser
 
@@ -342,6 +368,76 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _workbench_config(args: argparse.Namespace, langs: tuple[str, ...]):
+    from ..build.config import BuildConfig
+    from ..build.validate import check_folder, check_lang, check_translations, validate
+    from ..render.theme import DEFAULT_TEMPLATES
+
+    base = check_lang(args.base_lang, "--base-lang")
+    translations = args.translations if args.translations is not None else DEFAULT_TRANSLATIONS
+    check_folder(args.source, "--source", "commented Python / Markdown to build")
+    check_translations(args.source, translations, required=True)
+    config = BuildConfig(source=args.source, translations=translations, out=getattr(args, "site_out", Path(".site-translate")),
+                         langs=(base, *[lang for lang in langs if lang != base]), base_lang=base,
+                         templates=getattr(args, "templates", None) or DEFAULT_TEMPLATES,
+                         locales=getattr(args, "locales", None), jobs=args.jobs)
+    validate(config)
+    return config
+
+
+def cmd_translate(args: argparse.Namespace) -> int:
+    from ..build.validate import check_lang
+    from ..workbench.editor import git_user_name, start, watch
+
+    lang = check_lang(args.lang, "--lang")
+    if lang == args.base_lang:
+        raise UserError(f"--lang {lang} is the base language; name the language to translate, e.g. "
+                        f"`{args.program} translate --lang zh`")
+    args.site_out = args.out
+    config = _workbench_config(args, (lang,))
+    reviewer = args.reviewer if args.reviewer is not None else git_user_name()
+    try:
+        session, server, url = start(config, lang, args.port, reviewer)
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise UserError(f"port {args.port} is in use; stop the other server or pass --port N") from None
+        raise UserError(os_error_message(e, config), status=1) from None
+    print(f"translating {lang}: open {url} (Ctrl+C to stop)", file=sys.stderr)
+    print("  keys: Alt+N next untranslated · Tab next words · Alt+0-9 placeholder · Ctrl+Enter save and next · "
+          "Alt+A accept suggestion · Esc close", file=sys.stderr)
+    try:
+        watch(session)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.shutdown()
+    return 0
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from ..workbench.review import GitError, changed_entries, findings, write_report
+
+    config = _workbench_config(args, ())
+    try:
+        changes = changed_entries(config, args.base, args.site_url)
+    except GitError as e:
+        raise UserError(str(e)) from None
+    if args.format in ("text", "github"):
+        found = findings(changes)
+        print_findings(found, args.format, stream=sys.stdout)
+        errors = sum(1 for f in found if f.severity == "error")
+        print(f"{sum(len(c.entries) for c in changes)} changed blocks since {args.base}: {errors} errors, "
+              f"{len(found) - errors} warnings", file=sys.stderr)
+        return 1 if errors else 0
+    try:
+        write_report(changes, args.out, args.base)
+    except OSError as e:
+        raise UserError(f"cannot write {args.out}: {e.strerror or e}", status=1) from None
+    blocks = sum(len(c.entries) for c in changes)
+    print(f"wrote {args.out}: {blocks} changed blocks in {len(changes)} translation files since {args.base}", file=sys.stderr)
+    return 1 if any(e.errors for c in changes for e in c.entries) else 0
+
+
 def _translation_command(name: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         from . import translation
@@ -361,6 +457,8 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": _translation_command("check"),
     "stats": _translation_command("stats"),
     "extract": _translation_command("extract"),
+    "translate": cmd_translate,
+    "review": cmd_review,
 }
 
 

@@ -37,7 +37,7 @@ def languages_in(translations: Path) -> list[str]:
     if Path(translations).is_dir():
         for path in Path(translations).rglob("*.json"):
             parts = path.name[: -len(".json")].split(".")
-            if parts[-1] in ("fuzzy", "stale"):
+            if parts[-1] in ("fuzzy", "stale", "review"):
                 parts = parts[:-1]
             if len(parts) >= 2 and parts[0] != "glossary" and LANG_TAG.fullmatch(parts[-1]):
                 langs.add(parts[-1])

@@ -60,8 +60,9 @@ def stale_path(main: Path) -> Path:
 
 
 def is_sidecar(path: Path) -> bool:
-    """True for `*.fuzzy.json` / `*.stale.json`, which are not catalogs of their own."""
-    return Path(path).name.endswith((".fuzzy.json", ".stale.json"))
+    """True for `*.fuzzy.json` / `*.stale.json` / `*.review.json` (review_state.py), which are
+    not catalogs of their own."""
+    return Path(path).name.endswith((".fuzzy.json", ".stale.json", ".review.json"))
 
 
 @dataclass(frozen=True)

@@ -145,6 +145,45 @@ def confirm(translations_dir: Path, page: str, lang: str, containing: str | None
     return confirmed
 
 
+class ConcurrentEdit(Exception):
+    """The entry changed on disk since the editor read it: nothing was written."""
+
+    def __init__(self, key: str, current: str):
+        super().__init__(f"the translation of {key[:60]!r} changed on disk meanwhile")
+        self.key = key
+        self.current = current
+
+
+class UnwritableFile(Exception):
+    """The page's files have errors that a rewrite could lose or garble: nothing was written."""
+
+    def __init__(self, findings: list[Finding]):
+        super().__init__("; ".join(f.message for f in findings if f.severity == "error"))
+        self.findings = findings
+
+
+def write_translation(main: Path, key: str, value: str, root: Path, expected: str | None = None) -> list[str]:
+    """Set one entry of a page's main file (the editor's save), keeping every other entry of the
+    three files as it is on disk now, written exactly as `extract` writes them.
+
+    `expected`: the value the editor started from; when the file now holds another one for `key`
+    (someone else saved meanwhile), `ConcurrentEdit` is raised and nothing is written. A value
+    confirmed this way drops the key's fuzzy suggestion, as `confirm` does. Returns the files
+    written."""
+    main = Path(main)
+    files, findings = _read(main, root)
+    if files is None:
+        raise UnwritableFile(findings)
+    current = files.main.get(key, "")
+    if expected is not None and current != expected:
+        raise ConcurrentEdit(key, current)
+    before = _Files(dict(files.main), dict(files.fuzzy), dict(files.stale), files.fuzzy_extra)
+    files.main[key] = value
+    if _has_value(value) and key in files.fuzzy and key not in files.fuzzy_extra:
+        del files.fuzzy[key]
+    return _write(main, files, root, before)
+
+
 # --------------------------------------------------------------------------------------------
 
 

@@ -1,12 +1,15 @@
-"""Translation coverage per page: how many blocks are translated, fuzzy, missing or invalid.
+"""Translation coverage per page: how many blocks are translated, fuzzy, missing or invalid, and
+how many translations a person marked reviewed (the optional review sidecar).
 
 Pure functions over catalogs; `build.py stats` prints `render_text` or `render_json`.
 """
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from dataclasses import asdict, dataclass
 
+from . import review_state
 from .catalog import Catalog
 
 
@@ -20,6 +23,7 @@ class PageStats:
     missing: int  # no (or an empty) translation
     invalid: int  # a translation exists but fails an error-level check: English is rendered
     stale: int  # entries in the main file whose English the page no longer produces
+    reviewed: int = 0  # translated blocks whose current translation a person marked reviewed (review_state.py)
 
     @property
     def percent(self) -> float:
@@ -43,7 +47,12 @@ def coverage(keys_by_page: dict[str, list[str]], catalogs: dict[str, Catalog]) -
                 counts[catalog.lookup(key).status] += 1
         stale = 0 if catalog is None else len(set(catalog.entries) - set(keys))
         lang = catalog.lang if catalog is not None else ""
-        stats.append(PageStats(page, lang, len(keys), stale=stale, **counts))
+        reviewed = 0
+        if catalog is not None:
+            translated = [k for k in keys if catalog.lookup(k).status == "translated"]
+            values = {k: e.value for k, e in catalog.entries.items()}
+            reviewed = review_state.count_current(Path(catalog.path), values, translated)
+        stats.append(PageStats(page, lang, len(keys), stale=stale, reviewed=reviewed, **counts))
     return stats
 
 
@@ -56,18 +65,18 @@ def totals(stats: list[PageStats]) -> list[PageStats]:
         PageStats(
             "TOTAL", lang,
             *(sum(getattr(r, f) for r in rows)
-              for f in ("blocks", "translated", "fuzzy", "missing", "invalid", "stale")),
+              for f in ("blocks", "translated", "fuzzy", "missing", "invalid", "stale", "reviewed")),
         )
         for lang, rows in sorted(by_lang.items())
     ]
 
 
-_COLUMNS = ("page", "lang", "blocks", "translated", "%", "fuzzy", "missing", "invalid", "stale")
+_COLUMNS = ("page", "lang", "blocks", "translated", "%", "fuzzy", "missing", "invalid", "stale", "reviewed")
 
 
 def _cells(row: PageStats) -> list[str]:
     return [row.page, row.lang, str(row.blocks), str(row.translated), f"{row.percent:.0f}",
-            str(row.fuzzy), str(row.missing), str(row.invalid), str(row.stale)]
+            str(row.fuzzy), str(row.missing), str(row.invalid), str(row.stale), str(row.reviewed)]
 
 
 def render_text(stats: list[PageStats]) -> str:

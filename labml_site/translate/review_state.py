@@ -1,0 +1,84 @@
+"""Who checked which translation: the optional review sidecar `<page>.<lang>.review.json`.
+
+    {"<English key>": {"by": "Ada", "date": "2026-12-01", "value": "<sha256 of the translation, 16 hex>"}}
+
+The build never reads it; `stats` counts the entries that are still current (the translation is
+the one that was reviewed: its digest matches), and the workbench marks blocks reviewed. A
+review whose translation changed since is "outdated", not lost. A malformed file counts as no
+reviews and is never rewritten over: `mark` refuses it, saying why.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..read.safe_files import UnsafeFile, read_regular, write_atomic
+from .catalog import _sidecar
+from .checks import MAX_FILE_BYTES
+
+
+def review_path(main: Path) -> Path:
+    return _sidecar(main, "review")
+
+
+def value_digest(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Review:
+    by: str
+    date: str
+    value: str  # digest of the reviewed translation
+
+    def current(self, translation: str) -> bool:
+        return bool(translation.strip()) and self.value == value_digest(translation)
+
+
+class BadReviewFile(ValueError):
+    pass
+
+
+def load(main: Path) -> dict[str, Review]:
+    """The reviews of a page's main file; {} when there is no sidecar. Raises BadReviewFile."""
+    try:
+        data = json.loads(read_regular(review_path(main), MAX_FILE_BYTES).decode("utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (UnsafeFile, OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise BadReviewFile(f"{review_path(main)}: {e}") from None
+    if not isinstance(data, dict):
+        raise BadReviewFile(f"{review_path(main)}: not a JSON object")
+    reviews = {}
+    for key, item in data.items():
+        if isinstance(item, dict) and all(isinstance(item.get(f, ""), str) for f in ("by", "date", "value")):
+            reviews[key] = Review(item.get("by", ""), item.get("date", ""), item.get("value", ""))
+    return reviews
+
+
+def load_quietly(main: Path) -> dict[str, Review]:
+    try:
+        return load(main)
+    except BadReviewFile:
+        return {}
+
+
+def mark(main: Path, key: str, translation: str, by: str, root: Path, today: datetime.date | None = None) -> Review:
+    """Record that `by` reviewed `translation` of `key` (atomically, sorted as `extract` writes)."""
+    from .extract import dumps
+
+    reviews = load(main)
+    review = Review(by, (today or datetime.date.today()).isoformat(), value_digest(translation))
+    reviews[key] = review
+    data = {k: {"by": r.by, "date": r.date, "value": r.value} for k, r in reviews.items()}
+    write_atomic(review_path(main), dumps(data).encode("utf-8", "backslashreplace"), root)
+    return review
+
+
+def count_current(main: Path, entries: dict[str, str], keys: list[str]) -> int:
+    """How many of `keys` have a review of their current translation (`entries`: key → value)."""
+    reviews = load_quietly(main)
+    return sum(1 for k in dict.fromkeys(keys) if k in reviews and reviews[k].current(entries.get(k, "")))
