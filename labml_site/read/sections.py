@@ -423,6 +423,11 @@ def _docstring_lines(literal: str, indent: int) -> list[str]:
         i += 1  # string prefix such as r, u
     q = s[i:i + 3] if s[i:i + 3] in ('"""', "'''") else s[i]
     content = s[i + len(q):len(s) - len(q)]
+    if "\\\\" in content and "r" not in s[:i].lower():
+        # A non-raw docstring's `\\` is one backslash, as Python reads it (`\\{` is `\{`), as in
+        # the original key rule. Other escapes stay as written: `$\nabla$` in a non-raw
+        # docstring is TeX there, and the original keys keep it.
+        content = content.replace("\\\\", "\\")
     raw = content.split("\n")
     lines = [raw[0].rstrip()]
     for line in raw[1:]:

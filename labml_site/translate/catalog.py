@@ -15,6 +15,7 @@ and then went through the sanitizer.  Anything else renders the English.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -41,8 +42,49 @@ def catalog_path(translations_dir: Path, page: str, lang: str) -> Path:
 
 
 def translation_path(translations_dir: Path, page: SourceFile, lang: str) -> Path:
-    """`translations/<path under source, no extension>.<lang>.json` (the existing format)."""
-    return catalog_path(translations_dir, page.base, lang)
+    """`translations/<path under source, no extension>.<lang>.json` (the existing format); when
+    that does not exist, the one file whose path differs from it only in case (`RWKV/` beside a
+    source folder `rwkv/`), if there is exactly one (`resolve_translation_path` says so)."""
+    return resolve_translation_path(translations_dir, page, lang)[0]
+
+
+def _case_insensitive(root: Path, parts: list[str]) -> list[Path]:
+    found = [root]
+    for part in parts:
+        lower = part.casefold()
+        nxt = []
+        for folder in found:
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            nxt.extend(folder / n for n in names if n.casefold() == lower)
+        found = nxt
+        if not found:
+            break
+    return found
+
+
+def resolve_translation_path(translations_dir: Path, page: SourceFile, lang: str) -> tuple[Path, Finding | None]:
+    """The translation file of `page` and, when it was found by case alone, a warning."""
+    exact = catalog_path(translations_dir, page.base, lang)
+    if exact.exists():
+        return exact, None
+    root = Path(translations_dir)
+    try:
+        rel = exact.relative_to(root)
+    except ValueError:
+        return exact, None
+    candidates = [c for c in _case_insensitive(root, list(rel.parts)) if c.is_file()]
+    if len(candidates) != 1:
+        return exact, None
+    found = candidates[0]
+    return found, Finding(
+        "warning", "path-case",
+        f"the translations of {page.base} are read from {found.relative_to(root)}, whose path "
+        f"differs from the source's only in case; rename it to {rel}",
+        str(found),
+    )
 
 
 def _sidecar(main: Path, kind: str) -> Path:

@@ -1,0 +1,188 @@
+"""Our site built from the real annotated-paper repository, measured against the original.
+
+    python benchmarks/labml_fidelity.py CORPUS_DIR [--langs zh,ja] [--site DIR]
+
+CORPUS_DIR holds `labml_nn/` (sources), `translate_cache/` (translations) and `docs/` (the
+original published site), e.g. from
+`git --git-dir=<mirror> archive HEAD labml_nn translate_cache docs | tar -x -C CORPUS_DIR`.
+Never commit any of it. The site is built into `--site` (default CORPUS_DIR/_site). Prints, per
+language:
+
+- cache entries visible: non-empty cache values whose key one of our pages produces and which
+  look up as translated (shown on the page), out of all non-empty values;
+- prose blocks shown translated (p, h1-h6, li in the docs column, with any CJK letter) on our
+  pages and on the original's `docs/<lang>/` pages;
+- values repaired and values rejected (not shown);
+- formulas on the pages (our `<math>`, the original's KaTeX);
+- internal links that do not resolve, split into broken in the sources (the href is written in
+  a source file) and made by us;
+- ids of the original pages (`#section-N` and the rest) that do not resolve on ours.
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from labml_site.build.site import analyse_pages  # noqa: E402
+from labml_site.read.structure import discover  # noqa: E402
+from labml_site.translate.catalog import Catalog, is_sidecar  # noqa: E402
+
+try:
+    from labml_site.translate.catalog import resolve_translation_path  # noqa: E402
+except ImportError:  # an older builder, for the "before" figures
+    from labml_site.translate.catalog import translation_path
+
+    def resolve_translation_path(root, page, lang):
+        return translation_path(root, page, lang), None
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_BLOCK = re.compile(r"<(p|h[1-6]|li)\b[^>]*>(.*?)</\1>", re.S)
+_TAG = re.compile(r"<[^>]+>")
+_MATH_RE = re.compile(r"<math[\s>]")
+_KATEX_RE = re.compile(r'class="katex"')
+_HREF = re.compile(r"""href=["']([^"']*)["']""")
+_ID = re.compile(r"""\bid=["']([^"']+)["']""")
+
+
+def docs_regions(page: str, original: bool) -> list[str]:
+    """The prose column's HTML of each section."""
+    if original:
+        parts = re.split(r"<div class='docs[^']*'>", page)[1:]
+        return [p.split("<div class='code'>")[0] for p in parts]
+    parts = re.split(r'<div class="docs">', page)[1:]
+    return [re.split(r'<div class="code"|</section>', p)[0] for p in parts]
+
+
+def block_counts(page: str, original: bool) -> tuple[int, int]:
+    total = translated = 0
+    for region in docs_regions(page, original):
+        region = re.sub(r'<span class="untranslated-marker"[^>]*>.*?</span>', "", region, flags=re.S)
+        region = re.sub(r"<math.*?</math>", "", region, flags=re.S)
+        for m in _BLOCK.finditer(region):
+            text = html.unescape(_TAG.sub("", m.group(2)))
+            if not text.strip():
+                continue
+            total += 1
+            translated += bool(_CJK.search(text))
+    return translated, total
+
+
+def pct(a: int, b: int) -> str:
+    return f"{a}/{b} ({100 * a / max(b, 1):.2f} %)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("corpus", type=Path)
+    ap.add_argument("--langs", default="zh,ja")
+    ap.add_argument("--site", type=Path)
+    ap.add_argument("--no-build", action="store_true", help="measure the site already in --site")
+    args = ap.parse_args(argv)
+    langs = args.langs.split(",")
+    source, cache, docs = args.corpus / "labml_nn", args.corpus / "translate_cache", args.corpus / "docs"
+    site = args.site or args.corpus / "_site"
+    if not args.no_build:
+        subprocess.run(
+            [sys.executable, "-m", "labml_site", "build", "--source", str(source), "--translations",
+             str(cache), "--langs", ",".join(["en", *langs]), "--out", str(site), "--quiet"],
+            check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+    files = discover(source)
+    pages = analyse_pages(files.pages, 0)
+    by_base = {f.base: f for f in files.pages}
+    source_text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in source.rglob("*") if p.suffix in (".py", ".md"))
+
+    for lang in langs:
+        entries = visible = repaired = rejected = 0
+        used: set[Path] = set()
+        for f in files.pages:
+            path, _ = resolve_translation_path(cache, f, lang)
+            if not path.exists():
+                continue
+            used.add(path.resolve())
+            catalog = Catalog.load(path, lang)
+            produced = set(pages[f.rel].keys) if pages.get(f.rel) else set()
+            for key, entry in catalog.entries.items():
+                if not entry.value.strip():
+                    continue
+                entries += 1
+                if key not in produced:
+                    continue
+                found = catalog.lookup(key)
+                if found.ok:
+                    visible += 1
+                    repaired += any(x.code == "repaired" for x in found.findings)
+                else:
+                    rejected += 1
+        for path in cache.rglob(f"*.{lang}.json"):
+            if is_sidecar(path) or path.resolve() in used:
+                continue
+            entries += sum(1 for v in json.loads(path.read_text(encoding="utf-8")).values() if isinstance(v, str) and v.strip())
+
+        ours_t = ours_n = orig_t = orig_n = 0
+        math_ours = math_orig = 0
+        broken_src = broken_ours = 0
+        missing_ids = 0
+        broken_examples: Counter = Counter()
+        missing_examples: list[str] = []
+        for page_path in sorted((site / lang).rglob("*.html")):
+            rel = page_path.relative_to(site / lang)
+            text = page_path.read_text(encoding="utf-8")
+            t, n = block_counts(text, False)
+            ours_t, ours_n = ours_t + t, ours_n + n
+            math_ours += len(_MATH_RE.findall(text))
+            original = docs / lang / rel
+            if original.exists():
+                otext = original.read_text(encoding="utf-8", errors="replace")
+                t, n = block_counts(otext, True)
+                orig_t, orig_n = orig_t + t, orig_n + n
+                math_orig += len(_KATEX_RE.findall(otext))
+                ours_ids = set(_ID.findall(text))
+                for ident in set(_ID.findall(otext)):
+                    if ident.startswith("section-") and ident not in ours_ids:
+                        missing_ids += 1
+                        if len(missing_examples) < 5:
+                            missing_examples.append(f"{rel}#{ident}")
+            for href in set(_HREF.findall(text)):
+                href = html.unescape(href)
+                parts = urlsplit(href)
+                if parts.scheme or parts.netloc or not parts.path:
+                    continue
+                if parts.path.startswith("/"):
+                    target = (site / unquote(parts.path).lstrip("/")).resolve()
+                else:
+                    target = (page_path.parent / unquote(parts.path)).resolve()
+                if target.is_dir():
+                    target = target / "index.html"
+                if target.exists():
+                    continue
+                if f"({href}" in source_text or f'"{href}"' in source_text or f"({parts.path}" in source_text:
+                    broken_src += 1
+                else:
+                    broken_ours += 1
+                    broken_examples[f"{rel} -> {href}"] += 1
+        print(f"[{lang}]")
+        print(f"  cache entries visible on their pages: {pct(visible, entries)}")
+        print(f"  prose blocks shown translated: ours {pct(ours_t, ours_n)}, original {pct(orig_t, orig_n)}")
+        print(f"  values repaired: {repaired}, rejected: {rejected}")
+        print(f"  formulas: ours {math_ours}, original {math_orig}")
+        print(f"  internal links not resolving: broken in sources {broken_src}, made by us {broken_ours}")
+        for example, _ in broken_examples.most_common(5):
+            print(f"      e.g. {example}")
+        print(f"  #section-N anchors of the original missing on ours: {missing_ids}")
+        for example in missing_examples:
+            print(f"      e.g. {example}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

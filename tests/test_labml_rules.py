@@ -1,0 +1,42 @@
+"""Key and page rules of the original labml site, on our own small fixtures."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from labml_site.read.sections import parse_source
+from labml_site.translate.catalog import resolve_translation_path, translation_path
+
+
+def test_non_raw_docstring_reads_a_double_backslash_as_one():
+    src = 'def f():\n    """\n    Sum $\\\\{x\\\\}$ and $\\nabla$\n    """\n    return 1\n'
+    assert parse_source(src, "a.py").sections[0].prose == "\nSum $\\{x\\}$ and $\\nabla$"
+
+
+def test_raw_docstring_keeps_its_backslashes():
+    src = 'def f():\n    r"""\n    Sum $\\\\{x\\\\}$\n    """\n    return 1\n'
+    assert parse_source(src, "a.py").sections[0].prose == "\nSum $\\\\{x\\\\}$"
+
+
+def test_translation_path_matches_case_insensitively_when_unique(tmp_path):
+    (tmp_path / "RWKV").mkdir()
+    (tmp_path / "RWKV" / "__init__.zh.json").write_text("{}", "utf-8")
+    page = SimpleNamespace(base="rwkv/__init__")
+    path, warning = resolve_translation_path(tmp_path, page, "zh")
+    assert path == tmp_path / "RWKV" / "__init__.zh.json"
+    assert warning.severity == "warning" and warning.code == "path-case"
+    assert translation_path(tmp_path, page, "zh") == path
+
+
+def test_translation_path_is_not_guessed_between_two_candidates(tmp_path):
+    for name in ("RWKV", "Rwkv"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.zh.json").write_text("{}", "utf-8")
+    page = SimpleNamespace(base="rwkv/__init__")
+    path, warning = resolve_translation_path(tmp_path, page, "zh")
+    assert path == tmp_path / "rwkv" / "__init__.zh.json" and warning is None
+
+
+def test_exact_path_wins(tmp_path):
+    (tmp_path / "a.zh.json").write_text("{}", "utf-8")
+    path, warning = resolve_translation_path(tmp_path, SimpleNamespace(base="a"), "zh")
+    assert path == tmp_path / "a.zh.json" and warning is None
