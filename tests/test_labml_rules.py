@@ -40,3 +40,11 @@ def test_exact_path_wins(tmp_path):
     (tmp_path / "a.zh.json").write_text("{}", "utf-8")
     path, warning = resolve_translation_path(tmp_path, SimpleNamespace(base="a"), "zh")
     assert path == tmp_path / "a.zh.json" and warning is None
+
+
+def test_no_emphasis_inside_link_targets():
+    from labml_site.read.prose import section_blocks
+    src = '"""\n### [Samples](samples/__init__.py)\n\nSee [the *code*](a/__b__.py) and __bold__\n"""\n'
+    keys = [b.key for s in parse_source(src, "a.py").sections for b in section_blocks(s)]
+    assert keys == ['<h3><a href="samples/__init__.py">Samples</a></h3>\n'
+                    '<p>See <a href="a/__b__.py">the <em>code</em></a> and <strong>bold</strong></p>\n']

@@ -410,6 +410,9 @@ def _link_end(text: str, i: int, parens: dict[int, int] | None = None) -> "tuple
     return inner, title, j + 1
 
 
+_HIDE_URL_CHARS = str.maketrans({"_": "\ue006", "*": "\ue007"})
+_SHOW_URL_CHARS = str.maketrans({"\ue006": "_", "\ue007": "*"})
+
 # Links nested in link labels deeper than this are left as text (no page has more than one level;
 # the limit keeps a crafted paragraph from exhausting the stack).
 MAX_LINK_NESTING = 32
@@ -440,6 +443,9 @@ def _links(text: str, depth: int = 0) -> str:
             i = start + 1
             continue
         url, title, end = parsed
+        # emphasis never applies inside a link target (`samples/__init__.py`): its `_` and `*`
+        # are hidden from the later rules and restored after them (`_URL_CHARS`)
+        url = url.translate(_HIDE_URL_CHARS)
         label = _links(text[start + 1:j], depth + 1)
         title_attr = f' title="{title}"' if title is not None else ""
         out.append(text[i:start])
@@ -553,6 +559,8 @@ class _Inline:
         marked = html.escape(marked, quote=True)
         for rule in INLINE_RULES:
             marked = rule(marked)
+        if "\ue006" in marked or "\ue007" in marked:
+            marked = marked.translate(_SHOW_URL_CHARS)
         # runs of spaces collapse; then the newlines inside a block become spaces
         if "  " in marked:
             marked = _SPACES_RE.sub(" ", marked)
