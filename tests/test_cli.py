@@ -477,6 +477,10 @@ def test_every_command_of_the_translators_guide_works_as_written(tmp_path):
     assert any("check --langs ja" in c for c in commands) and any("--locales" in c for c in commands)
     shutil.copytree(ROOT / "source", tmp_path / "source", ignore=shutil.ignore_patterns("__pycache__", "checkpoints"))
     shutil.copytree(ROOT / "translations", tmp_path / "translations")
+    # A checkout, as a translator has one: `review --base origin/main` compares with it.
+    for git in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "base"],
+                ["update-ref", "refs/remotes/origin/main", "HEAD"]):
+        subprocess.run(["git", *git], cwd=tmp_path, check=True, capture_output=True)
     # Step 3 of "Adding a language", done as the guide says, before the build that uses it.
     po = tmp_path / "locales/ja/LC_MESSAGES/messages.po"
     po.parent.mkdir(parents=True)
@@ -484,7 +488,11 @@ def test_every_command_of_the_translators_guide_works_as_written(tmp_path):
     ran = []
     for command in commands:
         for variant in _variants(command.strip()):
-            args = shlex.split(variant)[2:]
+            args = shlex.split(variant, comments=True)[2:]
+            if args[:1] in (["serve"], ["translate"]):  # servers: they must start and print their address
+                _starts_serving(args, tmp_path)
+                ran.append(variant)
+                continue
             p = cli(*args, cwd=tmp_path, via="build.py")
             assert "Traceback" not in p.stderr, (variant, p.stderr[-2000:])
             assert not p.stderr.startswith("error:"), (variant, p.stderr)
@@ -493,6 +501,31 @@ def test_every_command_of_the_translators_guide_works_as_written(tmp_path):
     assert "python build.py check --langs zh,ru --format github" in ran
     assert (tmp_path / "translations/annotated_attention/mha.ja.json").exists()
     assert "ja" in {p.name for p in (tmp_path / "site").iterdir()}
+
+
+def _starts_serving(args: list[str], cwd: Path) -> None:
+    """Run a serving command on a free port until it prints the address it serves, then stop it."""
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen([sys.executable, str(ROOT / "build.py"), *args, "--port", str(port)], cwd=cwd, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, seen = time.monotonic() + 90, ""
+        while time.monotonic() < deadline and f"127.0.0.1:{port}" not in seen:
+            line = proc.stderr.readline()
+            if not line and proc.poll() is not None:
+                break
+            seen += line
+        assert f"127.0.0.1:{port}" in seen, (args, seen[-2000:])
+        assert "Traceback" not in seen and not seen.startswith("error:"), (args, seen[-2000:])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 def test_base_language_other_than_english(tmp_path):
