@@ -81,3 +81,15 @@ def test_check_reports_repairs_with_file_and_line(tmp_path):
     assert (f.severity, f.code, f.line, f.path) == ("warning", "repaired", 2, str(path))
     catalog = Catalog.load(path, "zh")
     assert catalog.lookup("<p>Title</p>\n").html == "<p>标题。</p>\n"
+
+
+def test_fix_file_writes_repairs_back_and_keeps_the_rest(tmp_path):
+    from labml_site.translate.extract import dumps
+    from labml_site.translate.repair import fix_file
+    path = tmp_path / "p.zh.json"
+    data = {"<p>Title</p>\n": "<p>标题</p>。\n", "<p>Other</p>\n": "<p>其他</p>\n", "Name": ""}
+    path.write_text(dumps(data), "utf-8")
+    assert fix_file(path, "zh") == 1
+    assert path.read_text("utf-8") == dumps({**data, "<p>Title</p>\n": "<p>标题。</p>\n"})
+    assert check_file(path, "zh") == [] or all(f.code != "repaired" for f in check_file(path, "zh"))
+    assert fix_file(path, "zh") == 0

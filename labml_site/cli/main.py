@@ -142,6 +142,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     _inputs(p)
     _work_langs(p, "check")
     _findings_options(p)
+    p.add_argument("--fix", action="store_true",
+                   help="write the repairs of benign defects (stray tags, text outside blocks, "
+                        "encoded placeholders) back into the translation files")
 
     p = sub.add_parser("stats", help="translation coverage per language and page",
                        description="Blocks, translated, fuzzy, missing, invalid and stale entries per language and page.")

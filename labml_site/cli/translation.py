@@ -12,6 +12,7 @@ from pathlib import Path
 from ..build.site import BuildConfig, analyse_pages
 from ..translate.catalog import check_file
 from ..translate.extract import confirm, extract
+from ..translate.repair import fix_file
 from ..errors import UserError
 from ..findings import Finding
 from .output import print_findings
@@ -55,7 +56,12 @@ def cmd_check(args: argparse.Namespace, config: BuildConfig, langs: list[str]) -
             known.add(path.resolve())
             if path.exists():
                 checked += 1
-                findings.extend(check_file(path, lang, set(keys.get(page.base, []))))
+                english = set(keys.get(page.base, []))
+                if getattr(args, "fix", False):
+                    fixed = fix_file(path, lang, english, Path(config.translations))
+                    if fixed:
+                        print(f"{path}: {fixed} values repaired", file=sys.stderr)
+                findings.extend(check_file(path, lang, english))
         # A translation file no source page produces is probably misnamed or left behind.
         for path in sorted(Path(config.translations).rglob(f"*.{lang}.json")):
             if path.resolve() not in known and not is_sidecar(path):
