@@ -48,3 +48,13 @@ def test_no_emphasis_inside_link_targets():
     keys = [b.key for s in parse_source(src, "a.py").sections for b in section_blocks(s)]
     assert keys == ['<h3><a href="samples/__init__.py">Samples</a></h3>\n'
                     '<p>See <a href="a/__b__.py">the <em>code</em></a> and <strong>bold</strong></p>\n']
+
+
+def test_one_line_docstring_key_ends_with_a_space_like_a_comment_line():
+    from labml_site.read.prose import section_blocks
+    src = 'def f():\n    """Number of images"""\n    return 1\n\n\n# Set the model\nx = 1\n'
+    keys = [b.key for s in parse_source(src, "a.py").sections for b in section_blocks(s)]
+    assert keys == ["<p>Number of images </p>\n", "<p>Set the model </p>\n"]
+    multi = 'def f():\n    """\n    Create the model\n    """\n    return 1\n'
+    assert [b.key for s in parse_source(multi, "a.py").sections for b in section_blocks(s)] == [
+        "<p> Create the model</p>\n"]

@@ -435,6 +435,10 @@ def _docstring_lines(literal: str, indent: int) -> list[str]:
         lines.append(line[min(n, indent):].rstrip())
     if len(raw) > 1 and lines[-1] == "":
         lines.pop()
+    elif len(raw) == 1 and lines[0]:
+        # A one-line docstring ends with a newline in the original key rule (`"""Number of
+        # images"""` is `<p>Number of images </p>`), as a comment line does.
+        lines.append("")
     return lines
 
 
