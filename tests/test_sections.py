@@ -180,7 +180,8 @@ def test_multi_line_header_keeps_its_docstring():
             """Holds fruit."""
             apples: int
     '''))
-    assert prose_and_code(parsed)[0] == ("Holds fruit.", ("class Basket(", "        Container):"))
+    # a one-line docstring ends with a newline, as in the original key rule
+    assert prose_and_code(parsed)[0] == ("Holds fruit.\n", ("class Basket(", "        Container):"))
 
 
 def test_comment_directly_above_def_stays_and_docstring_is_appended():
@@ -217,7 +218,7 @@ def test_docstring_starting_on_next_line_begins_with_newline_and_has_no_trailing
 
 def test_raw_docstring_prefix_is_removed():
     parsed = parse_python('def f():\n    r"""Uses $\\alpha$."""\n')
-    assert parsed.sections[0].prose == "Uses $\\alpha$."
+    assert parsed.sections[0].prose == "Uses $\\alpha$.\n"  # one line: ends with a newline
 
 
 def test_a_string_statement_later_in_a_body_is_code():
@@ -283,7 +284,7 @@ def test_sections_without_prose_and_only_blank_code_are_dropped_and_code_is_trim
 
     '''))
     # the blank lines after the docstring form a dropped section; its lines join the previous span
-    assert prose_and_code(parsed) == [("Doc.", ("def a():",)), ("Note\n", ("b = 2",))]
+    assert prose_and_code(parsed) == [("Doc.\n", ("def a():",)), ("Note\n", ("b = 2",))]
     assert [s.span for s in parsed.sections] == [(1, 4), (5, 8)]
     assert parsed.sections[1].code_start == 7
 

@@ -781,6 +781,7 @@ class _Text:
 
     def __init__(self, prose: str, lines: _Lines):
         self.specials: list[Placeholder] = []
+        self.env_tail = False
         pieces: list[str] = []
         self._map: list[tuple[int, int]] = []  # (offset in self.text, offset in prose)
         pos = new = 0
@@ -908,6 +909,10 @@ def _block_placeholder_line(p: _BlockParser, k: int, line: str) -> bool:
     if line[m.end():].strip():  # text after `\\end{..}` on the same line starts a paragraph
         p.column[k] = m.end()
         p.para.append(k)
+    elif ph.kind == "env" and p.doc.env_tail and k == len(p.lines) - 2 and p.lines[k + 1] == "":
+        # The newline after an environment that ends a comment before code (comment lines each
+        # end with one) is a paragraph of its own in the original key rule: `…</span><p> </p>`.
+        p.elements.append(_Element("p", " ", p.starts[k + 1]))
     return True
 
 
@@ -981,9 +986,11 @@ def _item_line(p: _BlockParser, k: int, line: str) -> bool:
     return True
 
 
-def _elements(prose: str, lines: _Lines) -> list[_Element]:
-    """Top-level elements of the prose in source order."""
+def _elements(prose: str, lines: _Lines, env_tail: bool = False) -> list[_Element]:
+    """Top-level elements of the prose in source order. `env_tail`: the prose comes before code
+    (see `_block_placeholder_line`)."""
     doc = _Text(prose, lines)
+    doc.env_tail = env_tail
     return _blocks(doc.text, 0, doc)
 
 
@@ -1081,7 +1088,7 @@ def section_blocks(section: Section) -> list[ProseBlock]:
         return []
     lines = _Lines(prose, section.prose_lines)
     parts: list[tuple[str, list[Placeholder], int]] = []  # (html, placeholders, line) per element
-    for e in _elements(prose, lines):
+    for e in _elements(prose, lines, bool(section.code)):
         inline = _Inline(lines)
         html_ = _render(e, inline)
         if not html_:

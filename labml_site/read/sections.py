@@ -410,6 +410,7 @@ class _Docstring:
     end: int
     lines: list[str]
     module: bool
+    raw: bool = True  # an r-string: `\\` stays two backslashes
 
 
 def _docstring_lines(literal: str, indent: int) -> list[str]:
@@ -423,11 +424,6 @@ def _docstring_lines(literal: str, indent: int) -> list[str]:
         i += 1  # string prefix such as r, u
     q = s[i:i + 3] if s[i:i + 3] in ('"""', "'''") else s[i]
     content = s[i + len(q):len(s) - len(q)]
-    if "\\\\" in content and "r" not in s[:i].lower():
-        # A non-raw docstring's `\\` is one backslash, as Python reads it (`\\{` is `\{`), as in
-        # the original key rule. Other escapes stay as written: `$\nabla$` in a non-raw
-        # docstring is TeX there, and the original keys keep it.
-        content = content.replace("\\\\", "\\")
     raw = content.split("\n")
     lines = [raw[0].rstrip()]
     for line in raw[1:]:
@@ -435,10 +431,6 @@ def _docstring_lines(literal: str, indent: int) -> list[str]:
         lines.append(line[min(n, indent):].rstrip())
     if len(raw) > 1 and lines[-1] == "":
         lines.pop()
-    elif len(raw) == 1 and lines[0]:
-        # A one-line docstring ends with a newline in the original key rule (`"""Number of
-        # images"""` is `<p>Number of images </p>`), as a comment line does.
-        lines.append("")
     return lines
 
 
@@ -497,7 +489,8 @@ def _scan(tokens: PythonTokens) -> tuple[set[int], dict[int, _Docstring], set[in
                 split_lines.add(row)
         elif kind != "code":
             docstrings[row] = _Docstring(row, row + string.count("\n"),
-                                         _docstring_lines(string, start - line_start), kind == "module_doc")
+                                         _docstring_lines(string, start - line_start), kind == "module_doc",
+                                         "r" in string[:len(string) - len(string.lstrip("rRuU"))].lower())
         prev_kind = kind
     return comment_lines, docstrings, split_lines
 
@@ -551,7 +544,18 @@ def parse_python(text: str, path: str = "") -> ParsedSource:
                 if fm or removed:
                     meta = fm
                     doc_lines, first = rest.split("\n"), doc.start + removed
+            if not doc.raw:
+                # A non-raw docstring's `\\` is one backslash, as Python reads it (`\\{` is
+                # `\{`), as in the original. Other escapes stay as written (`$\nabla$` in a non-raw
+                # docstring is TeX there, and the original keys keep it); front matter is YAML
+                # and is read as written.
+                doc_lines = [line.replace("\\\\", "\\") for line in doc_lines]
             cur.add_docstring(doc_lines, first)
+            if not doc.module and doc.start == doc.end and any(doc_lines):
+                # A one-line docstring of a function or class ends with a newline in the
+                # original key rule (`"""Number of images"""` is `<p>Number of images </p>`), as
+                # a comment line does.
+                cur.prose_closed = True
             ln = doc.end + 1
             if not doc.module:
                 cur.end = doc.end
