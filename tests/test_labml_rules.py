@@ -58,3 +58,27 @@ def test_one_line_docstring_key_ends_with_a_space_like_a_comment_line():
     multi = 'def f():\n    """\n    Create the model\n    """\n    return 1\n'
     assert [b.key for s in parse_source(multi, "a.py").sections for b in section_blocks(s)] == [
         "<p> Create the model</p>\n"]
+
+
+def _keys(src: str, path: str = "a.py") -> list[str]:
+    from labml_site.read.prose import section_blocks
+    return [b.key for s in parse_source(src, path).sections for b in section_blocks(s)]
+
+
+def test_caption_becomes_small_emphasis():
+    src = '"""\n---*A caption\nover two lines.*---\n\nNot a---b*c*---d.\n"""\n'
+    assert _keys(src) == ["<p> <small><em>A caption over two lines.</em></small></p>\n"
+                          "<p>Not a---b<em>c</em>---d.</p>\n"]
+
+
+def test_small_survives_the_sanitizer_in_a_translation():
+    from labml_site.translate.repair import review
+    key = "<p><small><em>A caption.</em></small></p>\n"
+    assert review(key, "<p><small><em>图注。</em></small></p>\n").html == "<p><small><em>图注。</em></small></p>\n"
+
+
+def test_environment_ending_a_comment_before_code_is_followed_by_an_empty_paragraph():
+    src = "x = 0\n# To calculate\n#\n# \\begin{align}\n# a &= b\n# \\end{align}\ny = 1\n"
+    assert _keys(src) == ["<p>To calculate</p>\n<span translate=no>_^_0_^_</span><p> </p>\n"]
+    doc = 'def f():\n    """\n    Show\n\n    \\begin{align}\n    a\n    \\end{align}\n    """\n    return 1\n'
+    assert _keys(doc) == ["<p> Show</p>\n<span translate=no>_^_0_^_</span>"]

@@ -502,6 +502,18 @@ def _pair_sub(text: str, opener: re.Pattern[str], closer: re.Pattern[str], width
     return "".join(out)
 
 
+# labml's caption: `---*text*---` is `<small><em>text</em></small>` (the emphasis rule below
+# makes the `<em>`).
+_CAPTION_RE = re.compile(r"---(\*(?!\s)[^*]+?(?<!\s)\*)---", re.S)
+
+
+@inline_rule
+def _captions(text: str) -> str:
+    if "---*" not in text:
+        return text
+    return _CAPTION_RE.sub(r"<small>\1</small>", text)
+
+
 @inline_rule
 def _emphasis(text: str) -> str:
     # Each pattern needs its delimiter, and most text has none: skip the substitution then.

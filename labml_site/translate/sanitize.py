@@ -22,7 +22,7 @@ ALLOWED_TAGS: frozenset[str] = frozenset(
     {
         "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "a", "em", "strong", "code",
         "span", "br", "sub", "sup", "blockquote", "table", "thead", "tbody", "tr", "th", "td",
-        "del", "hr",
+        "del", "hr", "small",
     }
 )
 
