@@ -93,3 +93,26 @@ def test_fix_file_writes_repairs_back_and_keeps_the_rest(tmp_path):
     assert path.read_text("utf-8") == dumps({**data, "<p>Title</p>\n": "<p>标题。</p>\n"})
     assert check_file(path, "zh") == [] or all(f.code != "repaired" for f in check_file(path, "zh"))
     assert fix_file(path, "zh") == 0
+
+
+def test_blocks_whose_english_did_not_change_keep_their_translation(tmp_path):
+    old = ('<h1>Optimizers</h1>\n<ul><li><a href="adam.html">Adam</a> </li>\n'
+           '<li><a href="noam.html">Noam</a> </li></ul>\n')
+    new = ('<h1>Optimizers</h1>\n<ul><li><a href="adam.html">Adam</a> </li>\n'
+           '<li><a href="noam.html">Noam</a> </li>\n<li><a href="sophia.html">Sophia</a> </li></ul>\n')
+    value = ('<h1>优化器</h1>\n<ul><li><a href="adam.html">亚当</a> </li>\n'
+             '<li><a href="noam.html">诺姆</a> </li></ul>\n')
+    path = tmp_path / "readme.zh.json"
+    path.write_text(json.dumps({old: value}, ensure_ascii=False, indent=2), "utf-8")
+    result = Catalog.load(path, "zh").lookup(new)
+    assert result.status == "translated"
+    assert "<h1>优化器</h1>" in result.html and "亚当" in result.html and "诺姆" in result.html
+    assert 'class="untranslated"' in result.html and "Sophia" in result.html
+    (note,) = result.findings
+    assert (note.severity, note.code, note.line) == ("warning", "partly-translated", 2)
+
+
+def test_nothing_in_common_stays_missing(tmp_path):
+    path = tmp_path / "p.zh.json"
+    path.write_text(json.dumps({"<h1>A</h1>\n<p>B</p>\n": "<h1>甲</h1>\n<p>乙</p>\n"}, ensure_ascii=False), "utf-8")
+    assert Catalog.load(path, "zh").lookup("<h1>C</h1>\n<p>D</p>\n").status == "missing"

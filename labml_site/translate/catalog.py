@@ -31,7 +31,7 @@ from .checks import (
 )
 from ..findings import Finding
 from ..read.structure import SourceFile
-from .repair import review
+from .repair import compose_from_units, review, unit_pairs
 
 Status = Literal["translated", "missing", "invalid", "fuzzy"]
 
@@ -165,6 +165,7 @@ class Catalog:
     # non-string value): they look up as "invalid" rather than "missing".
     blocked: dict[str, list[Finding]] = field(default_factory=dict, repr=False)
     _cache: dict[str, Lookup] = field(default_factory=dict, repr=False, compare=False)
+    _units: dict[str, tuple[str, int]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def load(cls, path: Path, lang: str, root: Path | None = None) -> "Catalog":
@@ -202,12 +203,51 @@ class Catalog:
         entry = self.entries.get(key)
         if entry is None or not entry.value.strip():
             # An empty value is "not translated yet": it must never render as an empty block.
+            composed = self._from_units(key)
+            if composed is not None:
+                return composed
             return Lookup("fuzzy" if key in self.fuzzy else "missing", None)
         # Checks, then the repair of benign defects (repair.py), then the sanitizer.
         result = review(key, entry.value, self.path, entry.line, self.lang)
         if result.html is None:
             return Lookup("invalid", None, tuple(_errors_first(result.findings)))
         return Lookup("translated", result.html, tuple(result.findings))
+
+    def _from_units(self, key: str) -> Lookup | None:
+        """A key whose English changed in some blocks only: the blocks (or list items) whose
+        English is exactly that of a block another entry translates show that translation,
+        checked like any value; the others show the marked English."""
+        if "<" not in key:
+            return None
+        if self._units is None:
+            self._units = {}
+            for k, e in self.entries.items():
+                if e.value.strip() and k not in self.blocked:
+                    for english, translated in unit_pairs(k, e.value):
+                        self._units.setdefault(english, (translated, e.line))
+        if not self._units:
+            return None
+        lines: list[int] = []
+
+        def check(english: str, found: tuple[str, int]) -> str | None:
+            result = review(english, found[0], self.path, found[1], self.lang)
+            if result.html is None or result.partial or any(f.severity == "error" for f in result.findings):
+                return None
+            lines.append(found[1])
+            return result.html
+
+        html = compose_from_units(key, self._units, check)
+        if html is None:
+            return None
+        note = Finding(
+            "warning", "partly-translated",
+            "this block's English changed; its parts whose English did not change show their "
+            f"translation from line{'s' if len(set(lines)) > 1 else ''} "
+            f"{', '.join(map(str, sorted(set(lines))))}, the rest is shown in English. Run extract "
+            "and translate the block",
+            self.path, min(lines), 0, key,
+        )
+        return Lookup("translated", html, (note,))
 
     def __contains__(self, key: str) -> bool:
         return key in self.entries

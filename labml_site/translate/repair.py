@@ -370,3 +370,98 @@ def fix_file(path, lang: str, english_keys: set[str] | None = None, root=None) -
     if changed:
         write_atomic(path, _encode(dumps(data)), root if root is not None else path.parent)
     return changed
+
+
+# --------------------------------------------------------------------------------------------
+# Blocks whose English did not change, inside a key that did
+# --------------------------------------------------------------------------------------------
+
+_LISTS = ("ul", "ol")
+
+
+def units(fragment: str) -> list[tuple[str, str, list[str] | None]] | None:
+    """(tag, HTML, the HTML of each `<li>` for a list) of each top-level block; None when there
+    is content outside blocks."""
+    root = _parse(fragment)
+    if _has_content(root.text):
+        return None
+    out = []
+    for child in root:
+        if child.tag not in BLOCK_TAGS or _has_content(child.tail):
+            return None
+        tail, child.tail = child.tail, None
+        items = None
+        if child.tag in _LISTS:
+            items = []
+            for li in child:
+                if li.tag != "li":
+                    items = None
+                    break
+                t, li.tail = li.tail, None
+                items.append(_canonical(_serialize(li)))
+                li.tail = t
+        out.append((child.tag, _canonical(_serialize(child)), items))
+        child.tail = tail
+    return out
+
+
+def unit_pairs(key: str, value: str) -> list[tuple[str, str]]:
+    """(English, translation) of each block, and of each list item, of a translated entry whose
+    blocks (and list items) line up one to one with the English's; [] when they do not."""
+    if "<" not in key:
+        return []
+    k, v = units(key), units(value)
+    if not k or not v or len(k) != len(v) or len(k) < 2 and not (k[0][2] and len(k[0][2]) > 1):
+        return []
+    pairs = []
+    for (kt, kh, ki), (vt, vh, vi) in zip(k, v):
+        if kt != vt:
+            return []
+        pairs.append((kh, vh))
+        if ki is not None and vi is not None and len(ki) == len(vi):
+            pairs.extend(zip(ki, vi))
+    return pairs
+
+
+def _marked(english: str, tag: str = "div") -> str:
+    return (f'<{tag} class="untranslated" lang="en" data-status="missing">'
+            f'<span class="untranslated-marker" role="note">{UNTRANSLATED_MARK}</span>'
+            f"{english}</{tag}>")
+
+
+def compose_from_units(key: str, known: dict[str, str], check) -> str | None:
+    """The translation of `key` made of the translations of its blocks (or list items) that
+    other entries translate with the very same English (`known`: English → translation; `check`:
+    (English, translation) → sanitized HTML or None), the rest marked English. None when no block
+    is known."""
+    k = units(key)
+    if not k or (len(k) < 2 and not k[0][2]):
+        return None
+    parts: list[str] = []
+    found = False
+    for tag, block, items in k:
+        if block in known and (html := check(block, known[block])) is not None:
+            parts.append(html)
+            found = True
+            continue
+        if items:
+            shown = []
+            for li in items:
+                html = check(li, known[li]) if li in known else None
+                if html is not None:
+                    shown.append(html)
+                    found = True
+                else:
+                    shown.append(_marked_item(li))
+            parts.append(f"<{tag}>" + "\n".join(shown) + f"</{tag}>")
+            continue
+        parts.append(_marked(block))
+    if not found:
+        return None
+    return "\n".join(parts) + "\n"
+
+
+def _marked_item(li: str) -> str:
+    inner = li[len("<li>"):-len("</li>")] if li.startswith("<li>") and li.endswith("</li>") else li
+    return (f'<li class="untranslated" lang="en" data-status="missing">'
+            f'<span class="untranslated-marker" role="note">{UNTRANSLATED_MARK}</span>{inner}</li>')
