@@ -82,3 +82,9 @@ def test_environment_ending_a_comment_before_code_is_followed_by_an_empty_paragr
     assert _keys(src) == ["<p>To calculate</p>\n<span translate=no>_^_0_^_</span><p> </p>\n"]
     doc = 'def f():\n    """\n    Show\n\n    \\begin{align}\n    a\n    \\end{align}\n    """\n    return 1\n'
     assert _keys(doc) == ["<p> Show</p>\n<span translate=no>_^_0_^_</span>"]
+
+
+def test_paragraph_right_after_front_matter_has_no_leading_space():
+    src = '"""\n---\ntitle: T\n---\n\n*Work by [A](https://a.org),\nbased on code.*\n\n# T\n"""\n'
+    assert _keys(src) == ['<p><em>Work by <a href="https://a.org">A</a>, based on code.</em></p>\n'
+                          "<h1>T</h1>\n"]

@@ -133,10 +133,11 @@ def test_module_docstring_is_section_zero_with_front_matter_as_meta():
     assert parsed.meta == {"title": "Counting Sheep",
                            "summary": "A short tale about counting before sleep.", "level": "3"}
     first = parsed.sections[0]
-    assert first.prose == "\n# Counting Sheep\n\nSome words."
+    # the blank line after the front matter goes with it, as in the original key rule
+    assert first.prose == "# Counting Sheep\n\nSome words."
     # the code after the module docstring joins section 0
     assert first.code == ("import sys",)
-    assert first.prose_lines == (9, 10, 11, 12)
+    assert first.prose_lines == (10, 11, 12)
     assert parsed.sections[1].prose == "Next part\n"
 
 

@@ -91,7 +91,12 @@ def split_front_matter(prose: str, path: str = "", first_line: int = 1) -> tuple
         raise SourceError(path, first_line + i + 1,
                           "front matter must be a YAML mapping like 'title: ...' and 'summary: ...'")
     meta = {str(k): _meta_value(v) for k, v in data.items()}
-    return meta, "\n".join(lines[j + 1:]), j + 1
+    # The blank lines after the closing `---` go with it (in the original key rule too: a
+    # paragraph right after front matter has no leading space).
+    k = j + 1
+    while k < len(lines) - 1 and lines[k].strip() == "":
+        k += 1
+    return meta, "\n".join(lines[k:]), k
 
 
 def _meta_value(v: object) -> str:
