@@ -88,3 +88,9 @@ def test_paragraph_right_after_front_matter_has_no_leading_space():
     src = '"""\n---\ntitle: T\n---\n\n*Work by [A](https://a.org),\nbased on code.*\n\n# T\n"""\n'
     assert _keys(src) == ['<p><em>Work by <a href="https://a.org">A</a>, based on code.</em></p>\n'
                           "<h1>T</h1>\n"]
+
+
+def test_emphasis_may_close_after_a_space_as_in_python_markdown():
+    src = '"""\nReverse. *Note the *$m$ here, and a * b * c.\n"""\n'
+    assert _keys(src) == ["<p>Reverse. <em>Note the </em><span translate=no>_^_0_^_</span> here, "
+                          "and a * b * c.</p>\n"]

@@ -458,7 +458,7 @@ def _links(text: str, depth: int = 0) -> str:
 # as in Python-Markdown, `*` surrounded by spaces (`a * b * c`) is not emphasis
 _STRONG_EM_RE = re.compile(r"\*\*\*(?!\s)(.+?)(?<!\s)\*\*\*", re.S)
 _STRONG_RE = re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*", re.S)
-_EM_RE = re.compile(r"\*(?!\s)([^*]+?)(?<!\s)\*")
+_EM_RE = re.compile(r"\*(?!\s)([^*]+?)\*")  # a closing `*` may follow a space, as in Python-Markdown
 _SMART_STRONG_RE = re.compile(r"(?<!\w)__(?!_)(.+?)(?<!_)__(?!\w)", re.S)
 _SMART_EM_RE = re.compile(r"(?<!\w)_(?!_)(.+?)(?<!_)_(?!\w)", re.S)
 
