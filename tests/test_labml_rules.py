@@ -92,5 +92,5 @@ def test_paragraph_right_after_front_matter_has_no_leading_space():
 
 def test_emphasis_may_close_after_a_space_as_in_python_markdown():
     src = '"""\nReverse. *Note the *$m$ here, and a * b * c.\n"""\n'
-    assert _keys(src) == ["<p>Reverse. <em>Note the </em><span translate=no>_^_0_^_</span> here, "
+    assert _keys(src) == ["<p> Reverse. <em>Note the </em><span translate=no>_^_0_^_</span> here, "
                           "and a * b * c.</p>\n"]
