@@ -85,7 +85,7 @@ def test_check_reports_repairs_with_file_and_line(tmp_path):
 
 def test_fix_file_writes_repairs_back_and_keeps_the_rest(tmp_path):
     from labml_site.translate.extract import dumps
-    from labml_site.translate.repair import fix_file
+    from labml_site.translate.extract import fix_file
     path = tmp_path / "p.zh.json"
     data = {"<p>Title</p>\n": "<p>标题</p>。\n", "<p>Other</p>\n": "<p>其他</p>\n", "Name": ""}
     path.write_text(dumps(data), "utf-8")
@@ -116,3 +116,17 @@ def test_nothing_in_common_stays_missing(tmp_path):
     path = tmp_path / "p.zh.json"
     path.write_text(json.dumps({"<h1>A</h1>\n<p>B</p>\n": "<h1>甲</h1>\n<p>乙</p>\n"}, ensure_ascii=False), "utf-8")
     assert Catalog.load(path, "zh").lookup("<h1>C</h1>\n<p>D</p>\n").status == "missing"
+
+
+def test_check_fix_from_the_command_line(tmp_path):
+    from labml_site.cli.main import main
+    from labml_site.translate.extract import dumps
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "page.py").write_text('"""\n# Title\n\nFirst idea.\n"""\nx = 1\n', "utf-8")
+    tr = tmp_path / "tr"
+    tr.mkdir()
+    key = "<h1>Title</h1>\n<p>First idea.</p>\n"
+    (tr / "page.zh.json").write_text(dumps({"Title": "标题", key: "<h1>标题</h1>\n<p>第一</p>。\n"}), "utf-8")
+    assert main(["check", "--source", str(src), "--translations", str(tr), "--langs", "zh", "--fix"]) == 0
+    assert json.loads((tr / "page.zh.json").read_text("utf-8"))[key] == "<h1>标题</h1>\n<p>第一。</p>\n"

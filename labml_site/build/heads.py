@@ -34,6 +34,7 @@ class PageHead:
     findings: tuple[Finding, ...]
     blocks: int  # prose blocks, for the translation status table
     notebook: bool  # the page gets an .ipynb
+    redirect: str = ""  # a page without prose that only points elsewhere (front matter `redirect:`)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ def page_head(data: PageData) -> PageHead:
         data.findings,
         sum(len(s.blocks) for s in data.sections),
         wants_notebook(data),
+        data.redirect,
     )
 
 

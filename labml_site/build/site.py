@@ -37,6 +37,7 @@ from .config import BuildConfig
 from ..findings import Finding, Report
 from ..render.i18n import UI, language_name, load_ui, text_direction
 from ..render.localize import LocalPage
+from ..render.redirect import redirect_html
 from ..render.text import local_page
 from .cache import BuildStats
 from .engine import Engine
@@ -319,6 +320,9 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
     for file in site.files.pages:
         head, text = site.heads[file.rel], site.text(file.rel, lang)
         if not site.published(file):
+            if head.redirect:  # front matter `redirect:` and no prose: a page that points there
+                site.engine.output(prefix + file.url, Engine.key("redirect", head.redirect, text.title, lang),
+                                   lambda h=head, t=text.title: redirect_html(h.redirect, t, lang))
             continue
         extra: dict = {"rel": file.rel, "sections": site.sections_token(file.rel, lang)}
         if file.is_index:

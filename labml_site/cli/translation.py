@@ -12,7 +12,7 @@ from pathlib import Path
 from ..build.site import BuildConfig, analyse_pages
 from ..translate.catalog import check_file
 from ..translate.extract import confirm, extract
-from ..translate.repair import fix_file
+from ..translate.extract import fix_file
 from ..errors import UserError
 from ..findings import Finding
 from .output import print_findings

@@ -39,6 +39,7 @@ from ..read.safe_files import UnsafeFile, read_regular, remove_file, write_atomi
 from .checks import MAX_FILE_BYTES
 from .sanitize import PLACEHOLDER_RE
 from .catalog import catalog_path, fuzzy_path, load_fuzzy, stale_path
+from . import repair
 
 FUZZY_CUTOFF = 0.6
 INDENT = 2
@@ -448,3 +449,29 @@ def all_values(main: Path) -> list[str]:
     values += [v for vs in files.stale.values() for v in vs]
     return [v for v in values if _has_value(v)]
 
+
+def fix_file(path, lang: str, english_keys: set[str] | None = None, root=None) -> int:
+    """Write the repairs of `path`'s values back (atomically, every other key, value and the
+    file's formatting as `extract` writes it); returns how many values changed. A file that
+    cannot be read as a JSON object of strings is left alone."""
+    path = Path(path)
+    parsed = parse_translation_file(path, root)
+    if not parsed.usable:
+        return 0
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    if not isinstance(data, dict):
+        return 0
+    changed = 0
+    for pair in parsed.pairs:
+        if not isinstance(pair.value, str) or (english_keys is not None and pair.key not in english_keys):
+            continue
+        result = repair.review(pair.key, pair.value, str(path), pair.line, lang)
+        if result.repaired is not None and data.get(pair.key) == pair.value:
+            data[pair.key] = result.repaired
+            changed += 1
+    if changed:
+        write_atomic(path, _encode(dumps(data)), root if root is not None else path.parent)
+    return changed

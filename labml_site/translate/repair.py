@@ -338,40 +338,6 @@ def _split_review(key: str, value: str, path: str, line: int, lang: str):
     return "\n".join(parts) + "\n", findings
 
 
-def fix_file(path, lang: str, english_keys: set[str] | None = None, root=None) -> int:
-    """Write the repairs of `path`'s values back (atomically, every other key, value and the
-    file's formatting as `extract` writes it); returns how many values changed. A file that
-    cannot be read as a JSON object of strings is left alone."""
-    import json
-    from pathlib import Path
-
-    from ..read.safe_files import write_atomic
-    from .extract import _encode, dumps
-    from .checks import parse_translation_file
-
-    path = Path(path)
-    parsed = parse_translation_file(path, root)
-    if not parsed.usable:
-        return 0
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return 0
-    if not isinstance(data, dict):
-        return 0
-    changed = 0
-    for pair in parsed.pairs:
-        if not isinstance(pair.value, str) or (english_keys is not None and pair.key not in english_keys):
-            continue
-        result = review(pair.key, pair.value, str(path), pair.line, lang)
-        if result.repaired is not None and data.get(pair.key) == pair.value:
-            data[pair.key] = result.repaired
-            changed += 1
-    if changed:
-        write_atomic(path, _encode(dumps(data)), root if root is not None else path.parent)
-    return changed
-
-
 # --------------------------------------------------------------------------------------------
 # Blocks whose English did not change, inside a key that did
 # --------------------------------------------------------------------------------------------

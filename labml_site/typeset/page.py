@@ -64,6 +64,7 @@ class PageData:
     definitions: tuple[tuple[str, str], ...] = ()  # (name, section id) of classes/functions here
     findings: tuple[Finding, ...] = ()
     is_python: bool = True
+    redirect: str = ""  # front matter `redirect:`: a page with no prose of its own points there
 
     @property
     def keys(self) -> list[str]:
@@ -377,6 +378,7 @@ def analyse(rel: str, url: str, text: str) -> PageData:
         )
     title = page_title(parsed.meta, parsed.sections, rel)
     summary = " ".join(parsed.meta.get("summary", "").split())
+    redirect = redirect_target(parsed.meta.get("redirect", ""), rel, findings)
     return PageData(
         rel,
         url,
@@ -387,4 +389,21 @@ def analyse(rel: str, url: str, text: str) -> PageData:
         tuple(definitions),
         tuple(findings),
         is_python,
+        redirect,
     )
+
+
+_REDIRECT_SCHEMES = ("http://", "https://")
+
+
+def redirect_target(value: str, rel: str, findings: list[Finding]) -> str:
+    """The front matter's `redirect:` URL if it is http(s) or relative, else "" and an error."""
+    value = value.strip()
+    if not value:
+        return ""
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", value) and not value.lower().startswith(_REDIRECT_SCHEMES) \
+            or value.startswith(("//", "\\")) or any(c in value for c in "<>\"'\x00\n\r\t "):
+        findings.append(Finding("error", "redirect-url", f"redirect: {value[:80]!r} is not an http(s) or relative URL; "
+                                "no redirect page is written", path=rel, line=1))
+        return ""
+    return value
