@@ -130,3 +130,20 @@ def test_check_fix_from_the_command_line(tmp_path):
     (tr / "page.zh.json").write_text(dumps({"Title": "标题", key: "<h1>标题</h1>\n<p>第一</p>。\n"}), "utf-8")
     assert main(["check", "--source", str(src), "--translations", str(tr), "--langs", "zh", "--fix"]) == 0
     assert json.loads((tr / "page.zh.json").read_text("utf-8"))[key] == "<h1>标题</h1>\n<p>第一。</p>\n"
+
+
+def test_formulas_between_blocks_are_kept_and_never_marked():
+    ph = PH.format(0)
+    old = "<h1>A</h1>\n<p>B</p>\n" + ph + "<p>C</p>\n"
+    new = "<h1>A</h1>\n<p>B</p>\n" + ph + "<p>C changed</p>\n"
+    from labml_site.translate.repair import compose_from_units, unit_pairs
+    known = dict(unit_pairs(old, "<h1>甲</h1>\n<p>乙</p>\n" + ph + "<p>丙</p>\n"))
+    html = compose_from_units(new, known, lambda en, tr: tr)
+    assert html.startswith("<h1>甲</h1>\n<p>乙</p>\n" + ph + "\n<div class=\"untranslated\"")
+
+
+def test_text_after_a_block_moves_in_but_top_level_formulas_stay():
+    ph0, ph1 = PH.format(0), PH.format(1)
+    key = "<p>Init like this</p>\n" + ph0 + "<p>Groups with " + ph1 + " here</p>\n"
+    value = "<p>这样初始化</p>。\n" + ph0 + "<p>组</p>的" + ph1 + "。\n"
+    assert repair_html(key, value) == "<p>这样初始化。</p>\n" + ph0 + "<p>组的" + ph1 + "。</p>\n"

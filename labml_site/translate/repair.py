@@ -125,7 +125,11 @@ def _prepend_into(block, stuff) -> None:
         block.text = text + first_text
 
 
-def _move_outside_into_blocks(root) -> bool:
+def _is_placeholder(el) -> bool:
+    return el.tag == "span" and el.get("translate") == "no" and len(el) == 0
+
+
+def _move_outside_into_blocks(root, keep: frozenset[str] = frozenset()) -> bool:
     """Move text and inline elements at the top level into the nearest block. True if any moved."""
     children = list(root)
     if not any(c.tag in BLOCK_TAGS for c in children):
@@ -148,7 +152,7 @@ def _move_outside_into_blocks(root) -> bool:
     leading: list = []  # content before the first block: goes into it
     last_block = None
     for kind, payload in items:
-        if kind == "el" and payload.tag in BLOCK_TAGS:
+        if kind == "el" and (payload.tag in BLOCK_TAGS or _is_placeholder(payload) and (payload.text or "") in keep):
             if leading:
                 _prepend_into(payload, leading)
                 leading = []
@@ -198,19 +202,30 @@ def _drop_empty_inline(root) -> None:
                 parent.remove(child)
 
 
-def _key_has_outside(key: str) -> bool:
+def _key_top_level(key: str) -> tuple[bool, frozenset[str]]:
+    """Whether the key has content outside blocks (top-level placeholders aside), and the texts
+    (`_^_N_^_`) of its top-level placeholders: they stay where they are in a translation."""
     root = _parse(key)
     if _has_content(root.text):
-        return True
-    return any(c.tag not in BLOCK_TAGS or _has_content(c.tail) for c in root)
+        return True, frozenset()
+    keep = set()
+    for c in root:
+        if _has_content(c.tail):
+            return True, frozenset()
+        if _is_placeholder(c):
+            keep.add(c.text or "")
+        elif c.tag not in BLOCK_TAGS:
+            return True, frozenset()
+    return False, frozenset(keep)
 
 
 def repair_html(key: str, value: str) -> str:
     """`value` with its benign structural defects repaired (see the module docstring)."""
     fixed = decode_placeholders(value)
     root = _parse(fixed)
-    if not _key_has_outside(key):
-        _move_outside_into_blocks(root)
+    outside, keep = _key_top_level(key)
+    if not outside:
+        _move_outside_into_blocks(root, keep)
     _drop_empty_inline(root)
     out = _serialize_children(root)
     # the English's edges (a stray tag at the end hid the value's final newline)
@@ -353,7 +368,15 @@ def units(fragment: str) -> list[tuple[str, str, list[str] | None]] | None:
         return None
     out = []
     for child in root:
-        if child.tag not in BLOCK_TAGS or _has_content(child.tail):
+        if _has_content(child.tail):
+            return None
+        if child.tag == "span" and child.get("translate") == "no" and len(child) == 0:
+            # a display formula or code block between the blocks: a unit of its own
+            tail, child.tail = child.tail, None
+            out.append(("placeholder", _canonical(_serialize(child)), None))
+            child.tail = tail
+            continue
+        if child.tag not in BLOCK_TAGS:
             return None
         tail, child.tail = child.tail, None
         items = None
@@ -383,7 +406,8 @@ def unit_pairs(key: str, value: str) -> list[tuple[str, str]]:
     for (kt, kh, ki), (vt, vh, vi) in zip(k, v):
         if kt != vt:
             return []
-        pairs.append((kh, vh))
+        if kt != "placeholder":
+            pairs.append((kh, vh))
         if ki is not None and vi is not None and len(ki) == len(vi):
             pairs.extend(zip(ki, vi))
     return pairs
@@ -406,6 +430,9 @@ def compose_from_units(key: str, known: dict[str, str], check) -> str | None:
     parts: list[str] = []
     found = False
     for tag, block, items in k:
+        if tag == "placeholder":  # math or code: the same in every language
+            parts.append(block)
+            continue
         if block in known and (html := check(block, known[block])) is not None:
             parts.append(html)
             found = True
