@@ -147,3 +147,13 @@ def test_text_after_a_block_moves_in_but_top_level_formulas_stay():
     key = "<p>Init like this</p>\n" + ph0 + "<p>Groups with " + ph1 + " here</p>\n"
     value = "<p>这样初始化</p>。\n" + ph0 + "<p>组</p>的" + ph1 + "。\n"
     assert repair_html(key, value) == "<p>这样初始化。</p>\n" + ph0 + "<p>组的" + ph1 + "。</p>\n"
+
+
+def test_text_after_a_top_level_formula_goes_into_the_next_block():
+    ph0, ph1 = PH.format(0), PH.format(1)
+    key = "<p>Since A</p>\n" + ph0 + "<p>Since " + ph1 + " B</p>\n"
+    value = "<p>因为甲</p>\n" + ph0 + "由<p>于" + ph1 + "乙</p>\n"
+    r = review(key, value)
+    assert r.html == "<p>因为甲</p>\n" + ph0 + "<p>由于" + ph1 + "乙</p>\n"
+    tail = "<p>甲</p>\n" + ph0 + "尾\n"
+    assert repair_html("<p>A</p>\n" + ph0 + "\n", tail) == "<p>甲尾</p>\n" + ph0 + "\n"

@@ -149,15 +149,21 @@ def _move_outside_into_blocks(root, keep: frozenset[str] = frozenset()) -> bool:
     for c in children:
         root.remove(c)
     out: list = []  # blocks (elements) and the whitespace between them, in order
-    leading: list = []  # content before the first block: goes into it
-    last_block = None
+    leading: list = []  # content with no block before it: goes into the next block
+    last_block = None  # the block the content after it goes into
+    last_real = None
     for kind, payload in items:
-        if kind == "el" and (payload.tag in BLOCK_TAGS or _is_placeholder(payload) and (payload.text or "") in keep):
+        if kind == "el" and payload.tag in BLOCK_TAGS:
             if leading:
                 _prepend_into(payload, leading)
                 leading = []
             out.append(payload)
-            last_block = payload
+            last_block = last_real = payload
+        elif kind == "el" and _is_placeholder(payload) and (payload.text or "") in keep:
+            # a formula the English has between blocks stays there; what follows it belongs to
+            # the next block (`<ph>由<p>于…` is `<ph><p>由于…`)
+            out.append(payload)
+            last_block = None
         elif kind == "space":
             out.append(payload)
         elif last_block is None:
@@ -170,6 +176,8 @@ def _move_outside_into_blocks(root, keep: frozenset[str] = frozenset()) -> bool:
             else:
                 _append_into(last_block, [(kind, payload)])
             moved = True
+    if leading and last_real is not None:  # nothing after it: into the last block
+        _append_into(last_real, leading)
     # Rebuild the root from `out`.
     prev = None
     for item in out:
