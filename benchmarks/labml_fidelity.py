@@ -10,8 +10,11 @@ language:
 
 - cache entries visible: non-empty cache values whose key one of our pages produces and which
   look up as translated (shown on the page), out of all non-empty values;
-- prose blocks shown translated (p, h1-h6, li in the docs column, with any CJK letter) on our
-  pages and on the original's `docs/<lang>/` pages;
+- prose blocks shown translated (p, h1-h6, li in the sections' docs column, with any CJK
+  letter) on our pages and on the original's `docs/<lang>/` pages of the same path; and the same
+  on the pages the original published from today's source (its language page has as many
+  sections as its English page: a drifted page was made from an older source, whose blocks no
+  build of today's source has);
 - values repaired and values rejected (not shown);
 - formulas on the pages (our `<math>`, the original's KaTeX);
 - internal links that do not resolve, split into broken in the sources (the href is written in
@@ -29,6 +32,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -57,20 +61,61 @@ _ID = re.compile(r"""\bid=["']([^"']+)["']""")
 
 def docs_regions(page: str, original: bool) -> list[str]:
     """The prose column's HTML of each section."""
-    if original:
-        parts = re.split(r"<div class='docs[^']*'>", page)[1:]
+    if original:  # the sections only (not the header with its home link, badges, GitHub link)
+        parts = re.split(r"<div class='section' id='section-\d+'>", page)[1:]
         return [p.split("<div class='code'>")[0] for p in parts]
     parts = re.split(r'<div class="docs">', page)[1:]
     return [re.split(r'<div class="code"|</section>', p)[0] for p in parts]
 
 
+class _Blocks(HTMLParser):
+    """The visible text of each p, h1-h6 and li, without formulas (MathML, KaTeX) and without
+    the "not yet translated" marker."""
+
+    BLOCKS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "li"}
+    VOID = {"br", "img", "hr", "input", "meta", "link", "col", "area", "wbr", "source"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, bool]] = []  # (tag, skipped)
+        self.texts: list[list[str]] = []  # open blocks' texts
+        self.done: list[str] = []
+
+    def _skipping(self) -> bool:
+        return any(skip for _, skip in self.stack)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        cls = dict(attrs).get("class") or ""
+        skip = tag == "math" or cls.startswith("katex") or "untranslated-marker" in cls
+        self.stack.append((tag, skip))
+        if tag in self.BLOCKS and not self._skipping():
+            self.texts.append([])
+
+    def handle_endtag(self, tag):
+        if tag in self.VOID:
+            return
+        while self.stack:
+            open_tag, _ = self.stack.pop()
+            if open_tag in self.BLOCKS and not self._skipping() and self.texts:
+                self.done.append("".join(self.texts.pop()))
+            if open_tag == tag:
+                break
+
+    def handle_data(self, data):
+        if self.texts and not self._skipping():
+            self.texts[-1].append(data)
+
+
 def block_counts(page: str, original: bool) -> tuple[int, int]:
+    """(blocks with a CJK letter, blocks with any text) in the docs column of the sections."""
     total = translated = 0
     for region in docs_regions(page, original):
-        region = re.sub(r'<span class="untranslated-marker"[^>]*>.*?</span>', "", region, flags=re.S)
-        region = re.sub(r"<math.*?</math>", "", region, flags=re.S)
-        for m in _BLOCK.finditer(region):
-            text = html.unescape(_TAG.sub("", m.group(2)))
+        parser = _Blocks()
+        parser.feed(region)
+        parser.close()
+        for text in parser.done:
             if not text.strip():
                 continue
             total += 1
@@ -134,16 +179,17 @@ def main(argv: list[str] | None = None) -> int:
         math_ours = math_orig = 0
         broken_src = broken_ours = 0
         missing_ids = drift_ids = 0
+        same = [0, 0, 0, 0]  # ours translated, blocks; original translated, blocks: same-source pages
         broken_examples: Counter = Counter()
         missing_examples: list[str] = []
         for page_path in sorted((site / lang).rglob("*.html")):
             rel = page_path.relative_to(site / lang)
             text = page_path.read_text(encoding="utf-8")
-            t, n = block_counts(text, False)
-            ours_t, ours_n = ours_t + t, ours_n + n
+            ours_counts = block_counts(text, False)
             math_ours += len(_MATH_RE.findall(text))
             original = docs / lang / rel
-            if original.exists():
+            if original.exists():  # the shares compare the pages both sites have
+                ours_t, ours_n = ours_t + ours_counts[0], ours_n + ours_counts[1]
                 otext = original.read_text(encoding="utf-8", errors="replace")
                 t, n = block_counts(otext, True)
                 orig_t, orig_n = orig_t + t, orig_n + n
@@ -154,6 +200,11 @@ def main(argv: list[str] | None = None) -> int:
                 same_source = not english.exists() or wanted == {
                     i for i in _ID.findall(english.read_text(encoding="utf-8", errors="replace"))
                     if i.startswith("section-")}
+                if same_source:
+                    same[0] += ours_counts[0]
+                    same[1] += ours_counts[1]
+                    same[2] += t
+                    same[3] += n
                 for ident in sorted(wanted - ours_ids):
                     if not same_source:
                         drift_ids += 1  # the original's page was made from another source version
@@ -182,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{lang}]")
         print(f"  cache entries visible on their pages: {pct(visible, entries)}")
         print(f"  prose blocks shown translated: ours {pct(ours_t, ours_n)}, original {pct(orig_t, orig_n)}")
+        print(f"    on the pages the original published from today's source (as many sections as "
+              f"its English page): ours {pct(same[0], same[1])}, original {pct(same[2], same[3])}")
         print(f"  values repaired: {repaired}, rejected: {rejected}")
         print(f"  formulas: ours {math_ours}, original {math_orig}")
         print(f"  internal links not resolving: broken in sources {broken_src}, made by us {broken_ours}")

@@ -94,3 +94,13 @@ def test_emphasis_may_close_after_a_space_as_in_python_markdown():
     src = '"""\nReverse. *Note the *$m$ here, and a * b * c.\n"""\n'
     assert _keys(src) == ["<p> Reverse. <em>Note the </em><span translate=no>_^_0_^_</span> here, "
                           "and a * b * c.</p>\n"]
+
+
+def test_badges_inside_links_stay_inside_the_working_link():
+    from labml_site.typeset.page import analyse
+    page = analyse("a.py", "a.html", '"""\n# T\n\n[![Open In Colab](https://colab.example/badge.svg)](https://colab.example/nb)\n\n'
+                   "![Logo](https://x.example/l.png)\n\n[![Local](fig.png)](https://x.example)\n\"\"\"\n")
+    badge, outside, local = (ph for s in page.sections for b in s.blocks for ph in b.placeholders)
+    assert badge == '<span class="outside-image">Open In Colab</span>'  # no link inside the link
+    assert outside == '<a href="https://x.example/l.png">Logo</a>'  # alone: a link to the image
+    assert local.startswith('<img src="fig.png"')  # a local image inside a link stays an image

@@ -155,7 +155,8 @@ def page_macros(meta: dict[str, str], page_rel: str = "", findings: list[Finding
 
 
 def render_placeholder(
-    ph: Placeholder, page_rel: str, findings: list[Finding], assets: list[str], math: object = None
+    ph: Placeholder, page_rel: str, findings: list[Finding], assets: list[str], math: object = None,
+    in_link: bool = False,
 ) -> str:
     """The HTML that replaces one placeholder: MathML, highlighted code or an image. `math` is the
     page-level result for a math placeholder (`typeset_page`'s); without it the formula is
@@ -174,7 +175,7 @@ def render_placeholder(
     if ph.kind == "code_block":
         return highlight.highlight_block(ph.text, ph.lang)
     if ph.kind == "image":
-        return _image(ph, page_rel, findings, assets)
+        return _image(ph, page_rel, findings, assets, in_link)
     findings.append(Finding("error", "placeholder-kind", f"unknown placeholder kind {ph.kind!r}", path=page_rel, line=ph.line))
     return html.escape(ph.text)
 
@@ -197,7 +198,7 @@ def is_outside(url: str) -> bool:
     return bool(urlparse(url.strip()).scheme) or seen[:2] in {"//", "\\\\", "/\\", "\\/"} or bool(_SCHEME_RE.match(seen))
 
 
-def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list[str]) -> str:
+def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list[str], in_link: bool = False) -> str:
     src, alt = ph.text.strip(), ph.alt
     parsed = urlparse(src)
     if parsed.scheme or src.startswith("//") or is_outside(src):
@@ -213,6 +214,10 @@ def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list
         )
         if _script_scheme(src):
             return html.escape(alt or src)  # never a link that runs script
+        if in_link:
+            # A badge (`[![Open In Colab](…badge.svg)](notebook)`): its alt text inside the link
+            # it sits in (a link inside a link is no link at all)
+            return f'<span class="outside-image">{html.escape(alt or src)}</span>'
         return f'<a href="{html.escape(src)}">{html.escape(alt or src)}</a>'
     target = posixpath.normpath(posixpath.join(posixpath.dirname(page_rel), parsed.path))
     assets.append(target)
@@ -360,8 +365,9 @@ def analyse(rel: str, url: str, text: str) -> PageData:
         rendered_blocks = []
         for block in blocks:
             rendered = tuple(
-                render_placeholder(ph, rel, findings, assets, next(math) if ph.kind in _MATH_KINDS else None)
-                for ph in block.placeholders
+                render_placeholder(ph, rel, findings, assets, next(math) if ph.kind in _MATH_KINDS else None,
+                                   ph.kind == "image" and _inside_link(block.key, i))
+                for i, ph in enumerate(block.placeholders)
             )
             rendered_blocks.append(BlockData(block.key, rendered, block.line))
         section_id, names = ids.for_section(index, section, blocks)
@@ -391,6 +397,20 @@ def analyse(rel: str, url: str, text: str) -> PageData:
         is_python,
         redirect,
     )
+
+
+_LINK_TAG_RE = re.compile(r"<a\b[^>]*>|</a>")
+
+
+def _inside_link(key: str, index: int) -> bool:
+    """Whether placeholder `index` of `key` sits inside an `<a>` element."""
+    at = key.find(f"<span translate=no>_^_{index}_^_</span>")
+    if at < 0:
+        return False
+    depth = 0
+    for m in _LINK_TAG_RE.finditer(key, 0, at):
+        depth = max(0, depth + (-1 if m.group(0) == "</a>" else 1))
+    return depth > 0
 
 
 _REDIRECT_SCHEMES = ("http://", "https://")
