@@ -88,7 +88,9 @@ class _Blocks(HTMLParser):
         if tag in self.VOID:
             return
         cls = dict(attrs).get("class") or ""
-        skip = tag == "math" or cls.startswith("katex") or "untranslated-marker" in cls
+        # formulas, the marker, and the alt text standing in for an outside image (the original
+        # shows the image: no text)
+        skip = tag == "math" or cls.startswith("katex") or "untranslated-marker" in cls or "outside-image" in cls
         self.stack.append((tag, skip))
         if tag in self.BLOCKS and not self._skipping():
             self.texts.append([])

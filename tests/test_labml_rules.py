@@ -104,3 +104,8 @@ def test_badges_inside_links_stay_inside_the_working_link():
     assert badge == '<span class="outside-image">Open In Colab</span>'  # no link inside the link
     assert outside == '<a href="https://x.example/l.png">Logo</a>'  # alone: a link to the image
     assert local.startswith('<img src="fig.png"')  # a local image inside a link stays an image
+
+
+def test_blank_lines_before_a_docstrings_closing_quotes_add_no_trailing_space():
+    src = 'def f():\n    """\n    Switch it,\n\n    in the configurations.\n\n    """\n    return 1\n'
+    assert _keys(src) == ["<p> Switch it,</p>\n<p>in the configurations.</p>\n"]

@@ -434,8 +434,11 @@ def _docstring_lines(literal: str, indent: int) -> list[str]:
     for line in raw[1:]:
         n = len(line) - len(line.lstrip(" \t"))
         lines.append(line[min(n, indent):].rstrip())
-    if len(raw) > 1 and lines[-1] == "":
-        lines.pop()
+    if len(raw) > 1:
+        # the closing line's empty part adds no line; nor do blank lines before it (the original
+        # key rule: a docstring's last paragraph has no trailing space)
+        while len(lines) > 1 and lines[-1] == "":
+            lines.pop()
     return lines
 
 
