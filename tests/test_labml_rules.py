@@ -109,3 +109,8 @@ def test_badges_inside_links_stay_inside_the_working_link():
 def test_blank_lines_before_a_docstrings_closing_quotes_add_no_trailing_space():
     src = 'def f():\n    """\n    Switch it,\n\n    in the configurations.\n\n    """\n    return 1\n'
     assert _keys(src) == ["<p> Switch it,</p>\n<p>in the configurations.</p>\n"]
+
+
+def test_two_blank_lines_separate_blocks_like_one():
+    src = '"""\n# T\n\n\nFirst we introduce.\n"""\n'
+    assert _keys(src) == ["<h1>T</h1>\n<p>First we introduce.</p>\n"]

@@ -1026,8 +1026,11 @@ def _blocks(text: str, offset: int, doc: _Text, depth: int = 0) -> list[_Element
             out.append(_blockquote("\n\n".join(blocks[first:k + 1]), offset + pos, doc, depth + 1))
             pos += sum(len(b) + 2 for b in blocks[first:k + 1])
         else:
+            # more than one blank line between blocks separates them like one (the original key
+            # rule: no leading space in the next block); the prose's own first line is kept
+            lead = len(block) - len(block.lstrip("\n")) if k > 0 and block.strip() else 0
             if block:
-                out.extend(_BlockParser(block, offset + pos, doc).parse())
+                out.extend(_BlockParser(block[lead:], offset + pos + lead, doc).parse())
             pos += len(block) + 2
         k += 1
     return out
