@@ -42,3 +42,23 @@ def test_every_section_answers_the_original_section_n_anchor(tmp_path):
     assert len(sections) >= 2
     for n, section in enumerate(sections):
         assert section.find(id=f"section-{n}") is not None or section.get("id") == f"section-{n}"
+
+
+def test_source_url_adds_view_on_github_links_per_page_and_section(tmp_path):
+    src = write_tree(tmp_path / "src", {"toy/__init__.py": TOY_PAGE})
+    (tmp_path / "tr").mkdir()
+    out = build(BuildConfig(src, tmp_path / "tr", tmp_path / "site", langs=("en",),
+                            source_url="https://github.com/o/r/blob/main/src/")).out
+    page = BeautifulSoup((out / "toy/index.html").read_text("utf-8"), "html.parser")
+    links = [a["href"] for a in page.find_all("a", class_="repo-link")]
+    assert links[0] == "https://github.com/o/r/blob/main/src/toy/__init__.py"
+    code = page.find("div", class_="code")
+    lo, hi = code["data-lines"].split("-")
+    assert f"https://github.com/o/r/blob/main/src/toy/__init__.py#L{lo}-L{hi}" in links
+
+
+def test_source_url_must_be_http():
+    import pytest
+    from labml_site.errors import UserError
+    with pytest.raises(UserError):
+        BuildConfig(Path("s"), Path("t"), Path("o"), source_url="javascript:alert(1)//")

@@ -25,11 +25,15 @@ class BuildConfig:
     site_title: str = ""  # default: the home page's title, else "Annotated tutorials" in each language
     site_url: str = ""  # e.g. https://example.org/ — makes hreflang and the sitemap absolute
     edit_url: str = ""  # e.g. https://github.com/o/r/edit/main/translations/ — "help translate" links
+    source_url: str = ""  # e.g. https://github.com/o/r/blob/main/src/ — "view on GitHub" links per page and section
     jobs: int = 0  # worker processes for analysis; 0 = one per core when there is enough work
     live_reload: bool = False  # set by `serve`
     cache: bool = True  # reuse unchanged work from the build cache (cache.py says where it lives)
 
     def __post_init__(self) -> None:
+        if self.source_url and not self.source_url.lower().startswith(("https://", "http://")):
+            raise UserError(f"--source-url {self.source_url!r} must be an http(s) URL, e.g. "
+                            "https://github.com/o/r/blob/main/src/")
         # Also for callers of the library: a language is a path component, so only tags pass.
         for lang in (self.base_lang, *self.langs):
             if not isinstance(lang, str) or not LANG_TAG.fullmatch(lang):

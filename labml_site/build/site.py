@@ -270,6 +270,7 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         "children": [{"title": t, "summary": s, "href": relative_url(url, u)} for t, s, u in inputs.get("children", ())],
         "source_href": "",
         "notebook_href": "",
+        "repo_href": inputs.get("repo_href", ""),
     }
     rel = inputs.get("rel")
     if rel is not None:
@@ -336,6 +337,8 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
             }
         if head.is_python:
             extra.update(source=True, notebook=head.notebook)
+        if config.source_url:  # "view on GitHub": the page's source, each section's lines
+            extra["repo_href"] = config.source_url.rstrip("/") + "/" + file.rel
         _render(site, lang, ui, language_key, _inputs(site, lang, "page.html", file.url, text.title, text.summary, **extra))
         for asset in head.assets:
             if asset in site.files.assets:  # missing ones were reported once, after analysis
