@@ -3,7 +3,8 @@
     python benchmarks/key_compat.py SOURCE_DIR TRANSLATIONS_DIR [--lang zh] [--quiet]
 
 Walks SOURCE_DIR for .py and .md files, computes each file's translation keys with
-labml_site.read.sections + labml_site.read.prose, loads TRANSLATIONS_DIR/<path without ext>.<lang>.json
+labml_site.read.sections + labml_site.read.prose (and the original's key of a numbered list,
+`translate.repair.legacy_key`, which the catalog looks up too), loads TRANSLATIONS_DIR/<path without ext>.<lang>.json
 and prints, per file and overall, the share of the JSON's keys that the source reproduces.
 Unmatched keys are listed next to the nearest produced key (difflib) with the first difference
 marked.
@@ -28,6 +29,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from labml_site.read.prose import PLACEHOLDER_RE, page_title, section_blocks  # noqa: E402
 from labml_site.read.sections import ParsedSource, SourceError, parse_source  # noqa: E402
 
+try:
+    from labml_site.translate.repair import legacy_key  # noqa: E402
+except ImportError:  # an older builder
+    def legacy_key(key):
+        return None
+
 
 def source_keys(parsed: ParsedSource, path: str) -> list[str]:
     """Every key a source file produces: title, summary, then the sections' keys."""
@@ -36,6 +43,8 @@ def source_keys(parsed: ParsedSource, path: str) -> list[str]:
         keys.append(parsed.meta["summary"])
     for section in parsed.sections:
         keys.extend(b.key for b in section_blocks(section))
+    # the original's key of a numbered list (one paragraph), which the catalog also looks up
+    keys.extend(legacy for k in list(keys) if (legacy := legacy_key(k)))
     return keys
 
 

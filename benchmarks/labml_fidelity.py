@@ -43,6 +43,12 @@ from labml_site.read.structure import discover  # noqa: E402
 from labml_site.translate.catalog import Catalog, is_sidecar  # noqa: E402
 
 try:
+    from labml_site.translate.repair import legacy_key  # noqa: E402
+except ImportError:  # an older builder
+    def legacy_key(key):
+        return None
+
+try:
     from labml_site.translate.catalog import resolve_translation_path  # noqa: E402
 except ImportError:  # an older builder, for the "before" figures
     from labml_site.translate.catalog import translation_path
@@ -160,13 +166,15 @@ def main(argv: list[str] | None = None) -> int:
             used.add(path.resolve())
             catalog = Catalog.load(path, lang)
             produced = set(pages[f.rel].keys) if pages.get(f.rel) else set()
+            # a key written for the original's rule of a numbered list is used for the list
+            produced |= {legacy for k in produced if (legacy := legacy_key(k))}
             for key, entry in catalog.entries.items():
                 if not entry.value.strip():
                     continue
                 entries += 1
                 if key not in produced:
                     continue
-                found = catalog.lookup(key)
+                found = catalog.lookup(key)  # (a legacy key looks up the same value)
                 if found.ok:
                     visible += 1
                     repaired += any(x.code == "repaired" for x in found.findings)

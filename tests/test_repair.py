@@ -157,3 +157,14 @@ def test_text_after_a_top_level_formula_goes_into_the_next_block():
     assert r.html == "<p>因为甲</p>\n" + ph0 + "<p>由于" + ph1 + "乙</p>\n"
     tail = "<p>甲</p>\n" + ph0 + "尾\n"
     assert repair_html("<p>A</p>\n" + ph0 + "\n", tail) == "<p>甲尾</p>\n" + ph0 + "\n"
+
+
+def test_a_translation_written_for_the_original_numbered_list_key_is_used(tmp_path):
+    from labml_site.translate.repair import legacy_key
+    ours = "<p>We do:</p>\n<ol><li>Apply it </li>\n<li>Stack them</li></ol>\n"
+    original = "<p>We do:</p>\n<p>1. Apply it 2. Stack them</p>\n"
+    assert legacy_key(ours) == original and legacy_key("<p>x</p>\n") is None
+    path = tmp_path / "game.zh.json"
+    path.write_text(json.dumps({original: "<p>我们做：</p>\n<p>1. 应用 2. 堆叠</p>\n"}, ensure_ascii=False), "utf-8")
+    result = Catalog.load(path, "zh").lookup(ours)
+    assert result.status == "translated" and "1. 应用 2. 堆叠" in result.html

@@ -31,7 +31,7 @@ from .checks import (
 )
 from ..findings import Finding
 from ..read.structure import SourceFile
-from .repair import compose_from_units, review, unit_pairs
+from .repair import compose_from_units, legacy_key, repair_html, review, unit_pairs
 
 Status = Literal["translated", "missing", "invalid", "fuzzy"]
 
@@ -202,6 +202,9 @@ class Catalog:
             return Lookup("invalid", None, tuple(self.blocked[key]))
         entry = self.entries.get(key)
         if entry is None or not entry.value.strip():
+            legacy = legacy_key(key)
+            if legacy is not None and legacy in self.entries and self.entries[legacy].value.strip():
+                return self.lookup(legacy)  # written for the original site's key rule
             # An empty value is "not translated yet": it must never render as an empty block.
             composed = self._from_units(key)
             if composed is not None:
@@ -221,10 +224,14 @@ class Catalog:
             return None
         if self._units is None:
             self._units = {}
-            for k, e in self.entries.items():
-                if e.value.strip() and k not in self.blocked:
-                    for english, translated in unit_pairs(k, e.value):
-                        self._units.setdefault(english, (translated, e.line))
+            for k, e in list(self.entries.items()):
+                if not e.value.strip() or k in self.blocked or "<" not in k:
+                    continue
+                if not self.lookup(k).ok:
+                    continue  # unsafe or unrepairable: none of its parts is used either
+                value = e.value if not self.lookup(k).findings else repair_html(k, e.value)
+                for english, translated in unit_pairs(k, value):
+                    self._units.setdefault(english, (translated, e.line))
         if not self._units:
             return None
         lines: list[int] = []

@@ -466,3 +466,29 @@ def _marked_item(li: str) -> str:
     inner = li[len("<li>"):-len("</li>")] if li.startswith("<li>") and li.endswith("</li>") else li
     return (f'<li class="untranslated" lang="en" data-status="missing">'
             f'<span class="untranslated-marker" role="note">{UNTRANSLATED_MARK}</span>{inner}</li>')
+
+
+# --------------------------------------------------------------------------------------------
+# The original's key for a numbered list
+# --------------------------------------------------------------------------------------------
+
+_OL_RE = re.compile(r"<ol>(<li>.*?</li>)</ol>", re.S)
+
+
+def legacy_key(key: str) -> str | None:
+    """The key the original site's rule makes of the same English, where it differs from ours:
+    it reads a `1. … 2. …` list as one paragraph (`<p>1. A 2. B</p>`), which we render as the
+    list it is. A translation file written for the original has that key: its translation (one
+    paragraph, as the original showed it) is used for the list. None when the rules agree."""
+    if "<ol>" not in key:
+        return None
+
+    def paragraph(m: re.Match) -> str:
+        body = m.group(1)
+        if "<ol>" in body or "<ul>" in body:
+            return m.group(0)
+        items = body[len("<li>"):-len("</li>")].split("</li>\n<li>")
+        return "<p>" + " ".join(f"{n}. {item.strip()}" for n, item in enumerate(items, 1)) + "</p>"
+
+    legacy = _OL_RE.sub(paragraph, key)
+    return legacy if legacy != key else None
