@@ -15,6 +15,8 @@ language:
   on the pages the original published from today's source (its language page has as many
   sections as its English page: a drifted page was made from an older source, whose blocks no
   build of today's source has);
+- junk a reader sees: leftover placeholders (`_%5e_0_%5e_`) and Markdown parse errors; pages
+  where the original shows a parse error instead of the page are left out of the shares;
 - values repaired and values rejected (not shown);
 - formulas on the pages (our `<math>`, the original's KaTeX);
 - internal links that do not resolve, split into broken in the sources (the href is written in
@@ -61,6 +63,7 @@ _BLOCK = re.compile(r"<(p|h[1-6]|li)\b[^>]*>(.*?)</\1>", re.S)
 _TAG = re.compile(r"<[^>]+>")
 _MATH_RE = re.compile(r"<math[\s>]")
 _KATEX_RE = re.compile(r'class="katex"')
+_JUNK_PLACEHOLDER = re.compile(r"_(?:%5[eE]|\^)_\d+_(?:%5[eE]|\^)_")
 _HREF = re.compile(r"""href=["']([^"']*)["']""")
 _ID = re.compile(r"""\bid=["']([^"']+)["']""")
 
@@ -189,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         math_ours = math_orig = 0
         broken_src = broken_ours = 0
         missing_ids = drift_ids = 0
+        junk_ours = junk_orig = broken_pages = 0
         same = [0, 0, 0, 0]  # ours translated, blocks; original translated, blocks: same-source pages
         broken_examples: Counter = Counter()
         missing_examples: list[str] = []
@@ -198,9 +202,14 @@ def main(argv: list[str] | None = None) -> int:
             ours_counts = block_counts(text, False)
             math_ours += len(_MATH_RE.findall(text))
             original = docs / lang / rel
+            junk_ours += len(_JUNK_PLACEHOLDER.findall(text)) + text.count("MarkdownException")
             if original.exists():  # the shares compare the pages both sites have
-                ours_t, ours_n = ours_t + ours_counts[0], ours_n + ours_counts[1]
                 otext = original.read_text(encoding="utf-8", errors="replace")
+                junk_orig += len(_JUNK_PLACEHOLDER.findall(otext))
+                if "MarkdownException" in otext:
+                    broken_pages += 1  # the original shows a parse error there: no prose to compare
+                    continue
+                ours_t, ours_n = ours_t + ours_counts[0], ours_n + ours_counts[1]
                 t, n = block_counts(otext, True)
                 orig_t, orig_n = orig_t + t, orig_n + n
                 math_orig += len(_KATEX_RE.findall(otext))
@@ -245,6 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  prose blocks shown translated: ours {pct(ours_t, ours_n)}, original {pct(orig_t, orig_n)}")
         print(f"    on the pages the original published from today's source (as many sections as "
               f"its English page): ours {pct(same[0], same[1])}, original {pct(same[2], same[3])}")
+        print(f"    (left out: {broken_pages} pages where the original shows a Markdown parse error "
+              "instead of the page)")
+        print(f"  junk shown (encoded placeholders like _%5e_0_%5e_, parse errors): ours {junk_ours}, "
+              f"original {junk_orig + broken_pages}")
         print(f"  values repaired: {repaired}, rejected: {rejected}")
         print(f"  formulas: ours {math_ours}, original {math_orig}")
         print(f"  internal links not resolving: broken in sources {broken_src}, made by us {broken_ours}")

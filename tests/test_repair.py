@@ -168,3 +168,15 @@ def test_a_translation_written_for_the_original_numbered_list_key_is_used(tmp_pa
     path.write_text(json.dumps({original: "<p>我们做：</p>\n<p>1. 应用 2. 堆叠</p>\n"}, ensure_ascii=False), "utf-8")
     result = Catalog.load(path, "zh").lookup(ours)
     assert result.status == "translated" and "1. 应用 2. 堆叠" in result.html
+
+
+def test_a_block_whose_links_moved_keeps_its_translation_with_the_new_targets(tmp_path):
+    old = '<p>Device to use. <a href="https://docs.example/device.html">DeviceConfigs</a> picks one.</p>\n'
+    new = '<p>Device to use. <a href="../device.html">DeviceConfigs</a> picks one.</p>\n'
+    path = tmp_path / "e.zh.json"
+    path.write_text(json.dumps({old: '<p>设备。<a href="https://docs.example/device.html">DeviceConfigs</a> 选一个。</p>\n'},
+                               ensure_ascii=False), "utf-8")
+    result = Catalog.load(path, "zh").lookup(new)
+    assert result.status == "translated" and 'href="../device.html"' in result.html and "设备" in result.html
+    assert result.findings[0].code == "links-moved"
+    assert Catalog.load(path, "zh").lookup(new.replace("picks one", "picks two")).status == "missing"

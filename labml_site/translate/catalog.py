@@ -31,7 +31,7 @@ from .checks import (
 )
 from ..findings import Finding
 from ..read.structure import SourceFile
-from .repair import compose_from_units, legacy_key, repair_html, review, unit_pairs
+from .repair import compose_from_units, legacy_key, repair_html, retarget, review, unit_pairs, without_hrefs
 
 Status = Literal["translated", "missing", "invalid", "fuzzy"]
 
@@ -166,6 +166,7 @@ class Catalog:
     blocked: dict[str, list[Finding]] = field(default_factory=dict, repr=False)
     _cache: dict[str, Lookup] = field(default_factory=dict, repr=False, compare=False)
     _units: dict[str, tuple[str, int]] | None = field(default=None, repr=False, compare=False)
+    _by_text: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def load(cls, path: Path, lang: str, root: Path | None = None) -> "Catalog":
@@ -205,6 +206,9 @@ class Catalog:
             legacy = legacy_key(key)
             if legacy is not None and legacy in self.entries and self.entries[legacy].value.strip():
                 return self.lookup(legacy)  # written for the original site's key rule
+            moved = self._retargeted(key)
+            if moved is not None:
+                return moved
             # An empty value is "not translated yet": it must never render as an empty block.
             composed = self._from_units(key)
             if composed is not None:
@@ -215,6 +219,35 @@ class Catalog:
         if result.html is None:
             return Lookup("invalid", None, tuple(_errors_first(result.findings)))
         return Lookup("translated", result.html, tuple(result.findings))
+
+    def _retargeted(self, key: str) -> Lookup | None:
+        """A key whose English changed only where its links point: the old translation with the
+        new link targets, checked like any value."""
+        if "href=" not in key:
+            return None
+        if self._by_text is None:
+            self._by_text = {}
+            for k, e in self.entries.items():
+                if "href=" in k and e.value.strip() and k not in self.blocked:
+                    self._by_text.setdefault(without_hrefs(k), []).append(k)
+        candidates = self._by_text.get(without_hrefs(key), [])
+        if len(candidates) != 1:
+            return None
+        old = candidates[0]
+        entry = self.entries[old]
+        value = retarget(old, key, entry.value)
+        if value is None:
+            return None
+        result = review(key, value, self.path, entry.line, self.lang)
+        if result.html is None or result.partial:
+            return None
+        note = Finding(
+            "warning", "links-moved",
+            "the English of this block changed only where its links point; the translation at "
+            f"this line is shown with the new link targets. Run extract to update the file",
+            self.path, entry.line, 0, key,
+        )
+        return Lookup("translated", result.html, (note, *result.findings))
 
     def _from_units(self, key: str) -> Lookup | None:
         """A key whose English changed in some blocks only: the blocks (or list items) whose

@@ -492,3 +492,29 @@ def legacy_key(key: str) -> str | None:
 
     legacy = _OL_RE.sub(paragraph, key)
     return legacy if legacy != key else None
+
+
+# --------------------------------------------------------------------------------------------
+# An English block whose link targets changed, and nothing else
+# --------------------------------------------------------------------------------------------
+
+_HREF_VALUE = re.compile(r'href="([^"]*)"')
+
+
+def without_hrefs(key: str) -> str:
+    """`key` with every link target blanked: two keys that differ only in where links point
+    have the same `without_hrefs`."""
+    return _HREF_VALUE.sub('href=""', key)
+
+
+def retarget(old_key: str, new_key: str, value: str) -> str | None:
+    """`value` (a translation of `old_key`) with the links pointing where `new_key`'s do, when
+    the two keys differ only in their link targets, in the same order; None otherwise."""
+    old, new = _HREF_VALUE.findall(old_key), _HREF_VALUE.findall(new_key)
+    if len(old) != len(new) or without_hrefs(old_key) != without_hrefs(new_key):
+        return None
+    mapping: dict[str, str] = {}
+    for a, b in zip(old, new):
+        if mapping.setdefault(a, b) != b:
+            return None  # one old target became two new ones: which is which is unknown
+    return _HREF_VALUE.sub(lambda m: f'href="{mapping.get(m.group(1), m.group(1))}"', value)
