@@ -114,3 +114,8 @@ def test_blank_lines_before_a_docstrings_closing_quotes_add_no_trailing_space():
 def test_two_blank_lines_separate_blocks_like_one():
     src = '"""\n# T\n\n\nFirst we introduce.\n"""\n'
     assert _keys(src) == ["<h1>T</h1>\n<p>First we introduce.</p>\n"]
+
+
+def test_a_link_target_may_hold_spaces_as_in_python_markdown():
+    assert _keys('"""\n* [Feed-forward layers](.. / feed_forward.html)\n"""\n') == [
+        '<ul><li><a href=".. / feed_forward.html">Feed-forward layers</a></li></ul>\n']

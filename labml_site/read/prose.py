@@ -360,7 +360,6 @@ def inline_rule(fn: InlineRule) -> InlineRule:
 _PARENS_RE = re.compile(r"[()]")
 _BRACKETS_RE = re.compile(r"[\[\]]")
 _TITLED_URL_RE = re.compile(r'^(\S*)\s+&quot;(.*)&quot;$', re.S)
-_SPACE_RE = re.compile(r"\s")
 
 
 def _closing(text: str, i: int, delimiters: re.Pattern[str]) -> int:
@@ -405,7 +404,7 @@ def _link_end(text: str, i: int, parens: dict[int, int] | None = None) -> "tuple
         inner, title = m.group(1), m.group(2)
     if inner.startswith("<") and inner.endswith(">"):
         inner = inner[1:-1]
-    if _SPACE_RE.search(inner) or inner.count("(") != inner.count(")"):
+    if "\n" in inner or inner.count("(") != inner.count(")"):  # spaces may be in a URL, as in Python-Markdown
         return None
     return inner, title, j + 1
 
