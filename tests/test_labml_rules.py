@@ -119,3 +119,16 @@ def test_two_blank_lines_separate_blocks_like_one():
 def test_a_link_target_may_hold_spaces_as_in_python_markdown():
     assert _keys('"""\n* [Feed-forward layers](.. / feed_forward.html)\n"""\n') == [
         '<ul><li><a href=".. / feed_forward.html">Feed-forward layers</a></li></ul>\n']
+
+
+def test_check_reports_a_translation_found_by_case(tmp_path, capsys):
+    from labml_site.cli.main import main
+    (tmp_path / "src" / "rwkv").mkdir(parents=True)
+    (tmp_path / "src" / "rwkv" / "__init__.py").write_text('"""\n# RWKV\n"""\n', "utf-8")
+    (tmp_path / "tr" / "RWKV").mkdir(parents=True)
+    (tmp_path / "tr" / "RWKV" / "__init__.zh.json").write_text('{"RWKV": "RWKV 模型"}', "utf-8")
+    (tmp_path / "src" / "a.py").write_text('"""\n# A\n"""\n', "utf-8")  # a page whose file matches exactly
+    (tmp_path / "tr" / "a.zh.json").write_text('{"A": "甲"}', "utf-8")
+    main(["check", "--source", str(tmp_path / "src"), "--translations", str(tmp_path / "tr"), "--langs", "zh"])
+    out = capsys.readouterr()
+    assert "path-case" in out.out + out.err and "orphan-file" not in out.out + out.err

@@ -18,7 +18,7 @@ from ..findings import Finding
 from .output import print_findings
 from ..translate.stats import coverage, render_json, render_text
 from ..read.structure import SourceFile, discover
-from ..translate.catalog import Catalog, is_sidecar, translation_path
+from ..translate.catalog import Catalog, is_sidecar, resolve_translation_path, translation_path
 
 
 def _keys_by_page(config: BuildConfig) -> tuple[list[SourceFile], dict[str, list[str]], list[Finding]]:
@@ -52,7 +52,9 @@ def cmd_check(args: argparse.Namespace, config: BuildConfig, langs: list[str]) -
     for lang in langs:
         known = set()
         for page in files:
-            path = translation_path(config.translations, page, lang)
+            path, by_case = resolve_translation_path(config.translations, page, lang)
+            if by_case is not None:
+                findings.append(by_case)
             known.add(path.resolve())
             if path.exists():
                 checked += 1
