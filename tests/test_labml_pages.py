@@ -62,3 +62,10 @@ def test_source_url_must_be_http():
     from labml_site.errors import UserError
     with pytest.raises(UserError):
         BuildConfig(Path("s"), Path("t"), Path("o"), source_url="javascript:alert(1)//")
+
+
+def test_readme_beside_init_is_a_page_of_its_own_and_init_is_the_index(tmp_path):
+    site = _build(tmp_path, {"toy/__init__.py": TOY_PAGE, "toy/readme.md": "# Toy\n\nThe same, in Markdown.\n"})
+    assert (site / "toy/index.html").is_file()  # __init__.py: the folder's index
+    readme = BeautifulSoup((site / "toy/readme.html").read_text("utf-8"), "html.parser")
+    assert "The same, in Markdown." in readme.get_text()
