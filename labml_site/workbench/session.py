@@ -217,7 +217,9 @@ class Session:
             "findings": [_finding(f) for f in findings],
             "preview": preview,
             "glossary": self._glossary_terms(page, key, value),
-            "saveable": found.status != "invalid",
+            # a value that still has an error is not saved, even where the page would show the
+            # blocks that pass (translate/repair.py): the file should hold a correct translation
+            "saveable": found.status != "invalid" and not any(f.severity == "error" for f in findings),
         }
 
     def _line(self, page: _Page, key: str) -> int:
