@@ -34,6 +34,8 @@ class PageHead:
     findings: tuple[Finding, ...]
     blocks: int  # prose blocks, for the translation status table
     notebook: bool  # the page gets an .ipynb
+    order: str = ""  # front matter `order:`, for the folder's reading order
+    links: tuple[str, ...] = ()  # site paths the prose links to, in order (a folder index's list)
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,8 @@ def page_head(data: PageData) -> PageHead:
         data.findings,
         sum(len(s.blocks) for s in data.sections),
         wants_notebook(data),
+        data.order,
+        data.links,
     )
 
 

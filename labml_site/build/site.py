@@ -18,8 +18,10 @@ everything is rendered. Either way a build that fails leaves the previous site a
 from __future__ import annotations
 
 import contextlib
+import html
 import gc
 import posixpath
+import re
 import shutil
 import time
 from dataclasses import dataclass, field, replace
@@ -55,7 +57,7 @@ from .prepare import (
     record_links,
 )
 from ..render.theme import Theme
-from ..read.structure import Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, relative_url
+from ..read.structure import Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, reading_order, relative_url
 
 
 @dataclass
@@ -113,6 +115,36 @@ class _Site:
     site_titles: dict[str, str] = field(default_factory=dict)  # lang → the site's name (_render_language)
     locals: dict[tuple[str, str], LocalPage] = field(default_factory=dict)  # (rel, lang) → page, loaded so far
     languages: dict[str, tuple[str, str]] = field(default_factory=dict)  # lang → (its name, text direction)
+    orders: dict[str, list] = field(default_factory=dict)  # folder rel → its pages and subfolders, in reading order
+    sequence: list = field(default_factory=list)  # every page and folder listing, in reading order
+
+    def order(self, folder: Folder) -> list:
+        """The folder's published pages and its subfolders in reading order (`reading_order`):
+        the folder page's list of links, then `order:` front matter, then file names. From the
+        heads only, so it costs nothing when the site is reused."""
+        found = self.orders.get(folder.rel)
+        if found is None:
+            index = self.heads.get(folder.index.rel) if folder.index else None
+            shown = [p.rel for p in folder.pages if p.rel in self.heads and self.heads[p.rel].has_sections]
+            orders = {rel: head.order for rel, head in self.heads.items() if head.order}
+            found = self.orders[folder.rel] = reading_order(
+                folder, self.files.folders, index.links if index else (), orders, shown + list(folder.subfolders)
+            )
+        return found
+
+    def reading_sequence(self) -> list:
+        """Every page and folder listing one after the other, as "next" walks them: a folder's
+        page, then what it holds in reading order (a subfolder with all of its own)."""
+        if not self.sequence and "" in self.files.folders:
+            def visit(folder: Folder) -> None:
+                self.sequence.append(folder)
+                for item in self.order(folder):
+                    if isinstance(item, Folder):
+                        visit(item)
+                    else:
+                        self.sequence.append(item)
+            visit(self.files.folders[""])
+        return self.sequence
 
     @property
     def heads(self) -> dict[str, PageHead]:
@@ -186,16 +218,30 @@ def _folder_title(site: _Site, lang: str, folder: Folder) -> tuple[str, str]:
 
 
 def _children(site: _Site, lang: str, folder: Folder) -> list[list[str]]:
-    """(title, summary, URL) of what a folder lists: its subfolders, then its pages."""
+    """(title, summary, URL) of what a folder lists (its pages and subfolders), in reading order."""
     children = []
-    for sub in folder.subfolders:
-        sub_folder = site.files.folders[sub]
-        children.append([*_folder_title(site, lang, sub_folder), sub_folder.url])
-    for page in folder.pages:
-        if page.rel in site.heads and site.heads[page.rel].has_sections:
-            text = site.text(page.rel, lang)
-            children.append([text.title, text.summary, page.url])
+    for item in site.order(folder):
+        if isinstance(item, Folder):
+            children.append([*_folder_title(site, lang, item), item.url])
+        else:
+            text = site.text(item.rel, lang)
+            children.append([text.title, text.summary, item.url])
     return children
+
+
+def _title_of(site: _Site, lang: str, item: SourceFile | Folder) -> str:
+    return _folder_title(site, lang, item)[0] if isinstance(item, Folder) else site.text(item.rel, lang).title
+
+
+def _neighbours(site: _Site, lang: str) -> dict[str, list]:
+    """URL → [previous, next] in the reading sequence, each [title, URL] or None (for the
+    render inputs: a renamed page changes its neighbours' links)."""
+    sequence = site.reading_sequence()
+    entries = [[_title_of(site, lang, item), item.url] for item in sequence]
+    return {
+        entry[1]: [entries[i - 1] if i else None, entries[i + 1] if i + 1 < len(entries) else None]
+        for i, entry in enumerate(entries)
+    }
 
 
 def _inputs(site: _Site, lang: str, template: str, url: str, title: str, description: str = "", **extra) -> dict:
@@ -269,10 +315,21 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         "children": [{"title": t, "summary": s, "href": relative_url(url, u)} for t, s, u in inputs.get("children", ())],
         "source_href": "",
         "notebook_href": "",
+        "prev": None,
+        "next": None,
+        "toc": [],
+        "prose_page": False,
     }
+    nav = inputs.get("nav")
+    if nav:
+        for name, neighbour in zip(("prev", "next"), nav):
+            if neighbour:
+                context[name] = {"title": neighbour[0], "href": relative_url(url, neighbour[1])}
     rel = inputs.get("rel")
     if rel is not None:
         context["sections"] = site.local(rel, lang).sections
+        context["toc"] = _toc(context["sections"])
+        context["prose_page"] = _mostly_prose(context["sections"])
         if inputs.get("source"):
             context["source_href"] = relative_url(here, rel)
         if inputs.get("notebook"):
@@ -282,6 +339,30 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
     if inputs.get("not_found"):
         _not_found_links(site, lang, context)
     return context
+
+
+_HEADING_RE = re.compile(r"<h([23])(?:\s[^>]*)?>(.*?)</h\1>", re.S)
+_ANNOTATION_RE = re.compile(r"<annotation\b.*?</annotation>", re.S)
+_ANY_TAG_RE = re.compile(r"<[^>]*>")
+
+
+def _toc(sections) -> list[dict]:
+    """The page's table of contents: each h2/h3 of its prose, as plain text (math as the text of
+    its MathML, never TeX), linking to the section that holds it."""
+    toc = []
+    for section in sections:
+        for level, inner in _HEADING_RE.findall(section.prose_html):
+            text = " ".join(html.unescape(_ANY_TAG_RE.sub("", _ANNOTATION_RE.sub("", inner))).split())
+            if text:
+                toc.append({"level": int(level), "title": text, "href": "#" + section.id})
+    return toc
+
+
+def _mostly_prose(sections) -> bool:
+    """A page with (almost) no code reads as one column: an index whose code is one line must
+    not keep a code column the height of the page."""
+    lines = sum(s.code_end - s.code_start + 1 for s in sections if s.code_html)
+    return lines <= 3 and any(s.has_prose for s in sections)
 
 
 def _render(site: _Site, lang: str, ui: UI, language_key: str, inputs: dict) -> None:
@@ -315,12 +396,14 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
     site.site_titles[lang] = config.site_title or home_title or ui.gettext("Annotated tutorials")
     language_key = _language_key(site, lang, ui)
 
+    neighbours = _neighbours(site, lang)
+
     # Pages
     for file in site.files.pages:
         head, text = site.heads[file.rel], site.text(file.rel, lang)
         if not site.published(file):
             continue
-        extra: dict = {"rel": file.rel, "sections": site.sections_token(file.rel, lang)}
+        extra: dict = {"rel": file.rel, "sections": site.sections_token(file.rel, lang), "nav": neighbours.get(file.url)}
         if file.is_index:
             extra["children"] = _children(site, lang, site.files.folders[file.folder])
         if lang != config.base_lang and not text.fully_translated:
@@ -341,7 +424,9 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
     for folder in site.files.folders.values():
         if folder.index is None:
             title, summary = _folder_title(site, lang, folder)
-            _render(site, lang, ui, language_key, _inputs(site, lang, "page.html", folder.url, title, summary, children=_children(site, lang, folder)))
+            _render(site, lang, ui, language_key, _inputs(
+                site, lang, "page.html", folder.url, title, summary, children=_children(site, lang, folder), nav=neighbours.get(folder.url)
+            ))
 
     # Translation status, 404
     rows, totals = [], {"translated": 0, "total": 0}

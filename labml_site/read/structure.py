@@ -326,3 +326,56 @@ def breadcrumbs(url: str) -> list[str]:
     for i in range(len(parts)):
         trail.append("/".join(parts[: i + 1]) + "/index.html")
     return trail if url != "index.html" else []
+
+
+def _order_number(value: str) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def reading_order(
+    folder: Folder,
+    folders: dict[str, Folder],
+    listed: Iterable[str] = (),
+    order: dict[str, str] | None = None,
+    shown: Iterable[str] | None = None,
+) -> list[SourceFile | Folder]:
+    """What a folder holds (its pages and subfolders), in reading order.
+
+    1. The folder page's own list: the order in which its prose links to them (`listed`: site
+       paths as `SourceFile.url`, `SourceFile.rel` or a subfolder's `…/index.html` or `…/`);
+    2. then those with an `order:` in their front matter (`order`: rel → value; a subfolder's is
+       its index page's), by that number;
+    3. then the rest by file name (a subfolder by its name).
+
+    `shown` (rels or folder rels), when given, keeps only those (published pages)."""
+    order = order or {}
+    items: list[SourceFile | Folder] = list(folder.pages) + [folders[sub] for sub in folder.subfolders if sub in folders]
+    if shown is not None:
+        keep = set(shown)
+        items = [item for item in items if item.rel in keep]
+    position: dict[str, int] = {}
+    for i, target in enumerate(listed):
+        position.setdefault(target, i)
+
+    def key(item: SourceFile | Folder) -> tuple:
+        if isinstance(item, Folder):
+            names = (item.url, item.rel, item.rel + "/")
+            own = order.get(item.index.rel, "") if item.index else ""
+            name = posixpath.basename(item.rel)
+        else:
+            names = (item.url, item.rel)
+            own = order.get(item.rel, "")
+            name = posixpath.basename(item.rel)
+        found = [position[n] for n in names if n in position]
+        if found:
+            return (0, min(found), "")
+        number = _order_number(own)
+        if number is not None:
+            return (1, number, name)
+        return (2, 0, name.lower(), name)
+
+    return sorted(items, key=key)
