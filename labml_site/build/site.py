@@ -39,6 +39,7 @@ from .config import BuildConfig
 from ..findings import Finding, Report
 from ..render.i18n import UI, language_name, load_ui, text_direction
 from ..render.localize import LocalPage
+from ..render.math_text import mathml_text
 from ..render.text import local_page
 from .cache import BuildStats
 from .engine import Engine
@@ -335,14 +336,14 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         if inputs.get("notebook"):
             context["notebook_href"] = relative_url(here, notebooks.notebook_path(rel))
     if "rows" in inputs:
-        context.update(rows=inputs["rows"], totals=inputs["totals"])
+        context.update(rows=inputs["rows"], totals=inputs["totals"], show_files=inputs.get("files", True))
     if inputs.get("not_found"):
         _not_found_links(site, lang, context)
     return context
 
 
 _HEADING_RE = re.compile(r"<h([23])(?:\s[^>]*)?>(.*?)</h\1>", re.S)
-_ANNOTATION_RE = re.compile(r"<annotation\b.*?</annotation>", re.S)
+_MATH_RE = re.compile(r"<math\b.*?</math>", re.S)
 _ANY_TAG_RE = re.compile(r"<[^>]*>")
 
 
@@ -352,7 +353,8 @@ def _toc(sections) -> list[dict]:
     toc = []
     for section in sections:
         for level, inner in _HEADING_RE.findall(section.prose_html):
-            text = " ".join(html.unescape(_ANY_TAG_RE.sub("", _ANNOTATION_RE.sub("", inner))).split())
+            inner = _MATH_RE.sub(lambda m: html.escape(mathml_text(m.group(0)), quote=False), inner)
+            text = " ".join(html.unescape(_ANY_TAG_RE.sub("", inner)).split())
             if text:
                 toc.append({"level": int(level), "title": text, "href": "#" + section.id})
     return toc
@@ -433,6 +435,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
     for file in site.files.pages:
         head, text = site.heads[file.rel], site.text(file.rel, lang)
         counts = text.counts if lang != config.base_lang else {"translated": head.blocks}
+        name = f"{file.base}.{lang}.json"
         rows.append({
             "title": text.title,
             "href": file.url,
@@ -441,12 +444,16 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
             "fuzzy": counts.get("fuzzy", 0),
             "missing": counts.get("missing", 0),
             "invalid": counts.get("invalid", 0),
-            "file": f"{file.base}.{lang}.json",
+            # Only a file that exists: the base language has none, and a page nobody has
+            # started translating has none yet.
+            "file": name if lang != config.base_lang and (Path(config.translations) / name).is_file() else "",
         })
         totals["translated"] += text.translated_sections
         totals["total"] += text.prose_sections
     title = ui.gettext("Translation status") + f" · {site.languages[lang][0]}"
-    _render(site, lang, ui, language_key, _inputs(site, lang, "status.html", "translation-status.html", title, rows=rows, totals=totals))
+    _render(site, lang, ui, language_key, _inputs(
+        site, lang, "status.html", "translation-status.html", title, rows=rows, totals=totals, files=lang != config.base_lang
+    ))
     _render(site, lang, ui, language_key, _inputs(site, lang, "404.html", "404.html", ui.gettext("Page not found"), not_found=True))
     _write_language_extras(site, lang, ui, language_key)
 
