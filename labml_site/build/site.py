@@ -32,6 +32,7 @@ from urllib.parse import urlparse
 from .. import __version__
 from ..typeset import highlight
 from ..typeset import linking
+from ..render import markdown
 from ..render import notebooks
 from ..render import search_index
 from ..render import sitemap  # reader extras
@@ -320,6 +321,7 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         "next": None,
         "toc": [],
         "prose_page": False,
+        "originals": {},
     }
     nav = inputs.get("nav")
     if nav:
@@ -331,10 +333,12 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         context["sections"] = site.local(rel, lang).sections
         context["toc"] = _toc(context["sections"])
         context["prose_page"] = _mostly_prose(context["sections"])
+        if inputs.get("original"):
+            context["originals"] = _originals(context["sections"], site.local(rel, config.base_lang).sections)
         if inputs.get("source"):
             context["source_href"] = relative_url(here, rel)
-        if inputs.get("notebook"):
-            context["notebook_href"] = relative_url(here, notebooks.notebook_path(rel))
+        if inputs.get("notebook"):  # each language's own (the English one for the base language)
+            context["notebook_href"] = relative_url(here, prefix + notebooks.notebook_path(rel))
     if "rows" in inputs:
         context.update(rows=inputs["rows"], totals=inputs["totals"], show_files=inputs.get("files", True))
     if inputs.get("not_found"):
@@ -358,6 +362,16 @@ def _toc(sections) -> list[dict]:
             if text:
                 toc.append({"level": int(level), "title": text, "href": "#" + section.id})
     return toc
+
+
+def _originals(sections, english) -> dict[str, str]:
+    """Section id → its English prose, for each section with a translated block (what the
+    bilingual toggle shows under the translation; untranslated blocks already are English)."""
+    return {
+        section.id: original.prose_html
+        for section, original in zip(sections, english)
+        if original.has_prose and any(status == "translated" for status, _ in section.texts)
+    }
 
 
 def _mostly_prose(sections) -> bool:
@@ -415,9 +429,21 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                 "file": f"{posixpath.basename(str(config.translations))}/{file.base}.{lang}.json",
                 "edit_href": (config.edit_url.rstrip("/") + f"/{file.base}.{lang}.json") if config.edit_url else "",
             }
+        if lang != config.base_lang:  # the English original, shown beside a translation on request
+            extra["original"] = site.sections_token(file.rel, config.base_lang)
         if head.is_python:
             extra.update(source=True, notebook=head.notebook)
         _render(site, lang, ui, language_key, _inputs(site, lang, "page.html", file.url, text.title, text.summary, **extra))
+        token = site.sections_token(file.rel, lang)
+        site.engine.output(  # the page as Markdown, for programs (llms.txt lists them)
+            prefix + file.url + ".md", Engine.key("page-md", lang, token, text.title, head.is_python),
+            lambda rel=file.rel: _page_markdown(site, rel, lang), group=file.rel,
+        )
+        if head.notebook and lang != config.base_lang:
+            site.engine.output(
+                prefix + notebooks.notebook_path(file.rel), Engine.key("notebook", lang, site.prepared.keys[file.rel], token, text.title),
+                lambda rel=file.rel: _local_notebook(site, rel, lang), group=file.rel,
+            )
         for asset in head.assets:
             if asset in site.files.assets:  # missing ones were reported once, after analysis
                 site.engine.outputs.setdefault(prefix + asset, site.files.assets[asset].path)
@@ -502,7 +528,46 @@ def _write_language_extras(site: _Site, lang: str, ui: UI, language_key: str) ->
     prefix = lang_prefix(lang, site.config.base_lang)
     folders = [folder for folder in site.files.folders.values() if folder.index is None]
     _search_index_js(site, lang, folders)
+    _llms_txt(site, lang, ui)
     _render(site, lang, ui, language_key, _inputs(site, lang, "search.html", "search.html", ui.gettext("Search")))
+
+
+def _prose_markdown(site: _Site, rel: str, lang: str) -> list[str]:
+    """Each section's prose as Markdown in `lang`: as written for the base language, else made
+    from the translated HTML (math as TeX)."""
+    local = site.local(rel, lang)
+    if lang == site.config.base_lang:
+        return [s.prose_md for s in local.data.sections]
+    return [markdown.html_to_markdown(s.prose_html) if s.has_prose else "" for s in local.sections]
+
+
+def _page_markdown(site: _Site, rel: str, lang: str) -> str:
+    local = site.local(rel, lang)
+    prose = _prose_markdown(site, rel, lang)
+    lang_name = "python" if local.data.is_python else ""
+    return markdown.page_markdown(local.title, local.data.url, list(zip(prose, (s.code for s in local.data.sections))), lang_name)
+
+
+def _local_notebook(site: _Site, rel: str, lang: str) -> str:
+    local = site.local(rel, lang)
+    return notebooks.notebook_json(local.data, _prose_markdown(site, rel, lang), local.title)
+
+
+def _llms_txt(site: _Site, lang: str, ui: UI) -> None:
+    """`llms.txt` at the language's root: each page's Markdown, in reading order."""
+    rows, summary = [], ""
+    for item in site.reading_sequence():
+        if isinstance(item, Folder):  # a folder's page, when it has a source of its own
+            item = item.index if item.index and item.index.rel in site.heads and site.heads[item.index.rel].has_sections else None
+            if item is None:
+                continue
+        text = site.text(item.rel, lang)
+        summary = summary or text.summary
+        rows.append((text.title, item.url + ".md", text.summary))
+    title = site.site_titles[lang]
+    heading = ui.gettext("Pages in this section")
+    out_rel = lang_prefix(lang, site.config.base_lang) + "llms.txt"
+    site.engine.output(out_rel, Engine.key("llms-txt", lang, title, summary, rows, heading), lambda: markdown.llms_txt(title, summary, rows, heading))
 
 
 def _notebook(site: _Site, rel: str) -> str:

@@ -31,7 +31,7 @@ INDEX_NAMES = ("__init__.py", "readme.md")  # in order of preference
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 # What the builder itself writes at the root of each language ("<lang>/" for the others, the
 # site's root for the base language), and at the site's root only. A source must not take them.
-RESERVED_PER_LANGUAGE = frozenset({"search.html", "404.html", "translation-status.html", "search-index.js"})
+RESERVED_PER_LANGUAGE = frozenset({"search.html", "404.html", "translation-status.html", "search-index.js", "llms.txt"})
 RESERVED_AT_ROOT = frozenset({"sitemap.xml"})
 RESERVED_FOLDERS = frozenset({"static"})  # the theme's files
 

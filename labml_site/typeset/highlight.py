@@ -435,8 +435,8 @@ def highlight_block(code: str, lang: str = "") -> str:
         body = html.escape(code, quote=False)
     else:
         body = "\n".join(_tokens_to_lines(lexer.get_tokens(code))).rstrip("\n")
-    declared = html.escape(lang.strip().lower(), quote=True) if lang else ""
-    attribute = f' data-lang="{declared}"' if declared else ""
+    # The declared language, when it is one Pygments knows (page.md fences the block with it).
+    attribute = f' data-lang="{html.escape(lang.strip().lower(), quote=True)}"' if lexer is not None else ""
     return f'<pre class="highlight code-block"{attribute}><code>{body}</code></pre>'
 
 

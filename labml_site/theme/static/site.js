@@ -83,6 +83,24 @@
     }
   });
 
+  // Bilingual reading: the English original under each translated section. The choice is
+  // remembered across pages (and languages) in localStorage.
+  var STORE = "labml-site-show-original";
+  function remembered() { try { return localStorage.getItem(STORE) === "1"; } catch (e) { return false; } }
+  function showOriginal(on) {
+    document.documentElement.classList.toggle("show-original", on);
+    document.querySelectorAll(".bilingual-toggle").forEach(function (b) { b.setAttribute("aria-pressed", on ? "true" : "false"); });
+  }
+  document.querySelectorAll(".bilingual-toggle").forEach(function (button) {
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var on = button.getAttribute("aria-pressed") !== "true";
+      try { localStorage.setItem(STORE, on ? "1" : "0"); } catch (e) { /* private mode: this page only */ }
+      showOriginal(on);
+    });
+  });
+  if (document.querySelector(".bilingual-toggle")) { showOriginal(remembered()); }
+
   // The section being read: the last one whose top is above a fifth of the window.
   var sections = document.querySelectorAll(".page > .section[id]");
   function sectionInView() {
@@ -95,9 +113,16 @@
 
   // The language switcher keeps the section: ids are the same in every language. Without a
   // fragment in the address, the section in view is the one to land on.
+  // On phones the header scrolls away: the section last read (where the reader stayed a second,
+  // past the first screen) stands in when the switcher is reached by scrolling back to the top.
+  var lastRead = null, dwell = null;
+  window.addEventListener("scroll", function () {
+    clearTimeout(dwell);
+    dwell = setTimeout(function () { if (window.scrollY > window.innerHeight) { lastRead = sectionInView(); } }, 1000);
+  }, {passive: true});
   document.querySelectorAll(".languages a[hreflang]").forEach(function (a) {
     function keep() {
-      var section = window.scrollY > 0 ? sectionInView() : null;
+      var section = window.scrollY > window.innerHeight / 2 ? sectionInView() : lastRead;
       var hash = location.hash || (section ? "#" + section.id : "");
       a.href = a.href.split("#")[0] + hash;
     }
