@@ -501,11 +501,24 @@ def test_copy_button_is_reachable_by_keyboard_and_copies_the_code(built_site, br
 def test_page_links_to_its_source_and_notebook(built_site, browser, base_url):
     context, page, _ = new_page(browser, DESKTOP)
     page.goto(base_url + "zh/annotated_attention/mha.html")
-    for suffix in (".py", ".ipynb"):
+    for suffix in (".py.html", ".ipynb"):
         href = page.get_attribute(f".page-tools a[href$='{suffix}']", "href")
         assert href, f"no {suffix} link"
         response = page.request.get(urljoin(page.url, href))
         assert response.ok, href
+    notebook = json.loads(page.request.get(urljoin(page.url, page.get_attribute(".page-tools a[href$='.ipynb']", "href"))).text())
+    assert notebook["metadata"]["title"] == page.text_content("title").split(" · ")[0]  # the zh notebook
+    # "View source" opens a page: the whole file, highlighted, line-numbered, with a download link.
+    with page.expect_navigation():
+        page.click(".page-tools a[href$='.py.html']")
+    assert page.evaluate("document.documentElement.lang") == "zh"
+    lines = page.eval_on_selector_all(".source-view .line", "els => els.map(e => e.textContent)")
+    source = (built_site / "annotated_attention/mha.py").read_text(encoding="utf-8").rstrip("\n").split("\n")
+    assert [l if l != " " else "" for l in lines] == source
+    assert page.eval_on_selector_all(".source-view .kn, .source-view .k", "els => els.length") > 10  # highlighted
+    download = page.get_attribute("a[download]", "href")
+    assert download.endswith("mha.py") and page.request.get(urljoin(page.url, download)).text().rstrip("\n").split("\n") == source
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
     context.close()
 
 

@@ -55,6 +55,7 @@ from .prepare import (
     linked_page,
     load_page,
     load_text,
+    source_of,
     prepare_pages,
     record_links,
 )
@@ -316,6 +317,7 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         "sections": [],
         "children": [{"title": t, "summary": s, "href": relative_url(url, u)} for t, s, u in inputs.get("children", ())],
         "source_href": "",
+        "source_is_page": False,
         "notebook_href": "",
         "prev": None,
         "next": None,
@@ -336,9 +338,19 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         if inputs.get("original"):
             context["originals"] = _originals(context["sections"], site.local(rel, config.base_lang).sections)
         if inputs.get("source"):
-            context["source_href"] = relative_url(here, rel)
+            context["source_href"] = relative_url(url, rel + ".html") if inputs.get("source_page") else relative_url(here, rel)
+            context["source_is_page"] = bool(inputs.get("source_page"))
         if inputs.get("notebook"):  # each language's own (the English one for the base language)
             context["notebook_href"] = relative_url(here, prefix + notebooks.notebook_path(rel))
+    source = inputs.get("source_of")
+    if source is not None:
+        context.update(
+            code_html=_source_html(site, source),
+            download_href=relative_url(here, source),
+            page_href=relative_url(url, inputs["page_url"]),
+            page_title=inputs["page_title"],
+            file_name=posixpath.basename(source),
+        )
     if "rows" in inputs:
         context.update(rows=inputs["rows"], totals=inputs["totals"], show_files=inputs.get("files", True))
     if inputs.get("not_found"):
@@ -362,6 +374,37 @@ def _toc(sections) -> list[dict]:
             if text:
                 toc.append({"level": int(level), "title": text, "href": "#" + section.id})
     return toc
+
+
+_LINE_PREFIX = re.compile(r'<span class="line" data-line="(\d+)">')
+
+
+def _source_html(site: _Site, rel: str) -> str:
+    """The whole file with line numbers: code lines as the page highlights them (without links:
+    their targets are the page's), comment and docstring lines (the page's prose) as comments."""
+    data = load_page(site.prepared, site.engine, rel)
+    highlighted: dict[int, str] = {}
+    for section in data.sections:
+        if not section.code_html:
+            continue
+        body = section.code_html.split("<code>", 1)[1].rsplit("</code>", 1)[0]
+        for row in body.split("\n"):
+            m = _LINE_PREFIX.match(row)
+            if m:
+                highlighted[int(m.group(1))] = row[m.end(): -len("</span>")]
+    lines = []
+    text = source_of(site.prepared, rel).decode("utf-8", errors="replace").removeprefix("\ufeff")
+    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
+        if number in highlighted:
+            lines.append(highlighted[number])
+        elif line.strip():
+            kind = "c1" if line.lstrip().startswith("#") else "sd"
+            lines.append(f'<span class="{kind}">{html.escape(line, quote=False)}</span>')
+        else:
+            lines.append("")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return highlight.render_code(lines, 1)
 
 
 def _originals(sections, english) -> dict[str, str]:
@@ -433,6 +476,18 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
             extra["original"] = site.sections_token(file.rel, config.base_lang)
         if head.is_python:
             extra.update(source=True, notebook=head.notebook)
+            source_page = prefix + file.rel + ".html"
+            if file.rel in site.prepared.kept:  # the last good page keeps its last source page
+                previous = site.engine.out / source_page
+                if previous.is_file() and not previous.is_symlink():
+                    extra["source_page"] = True
+                    site.engine.outputs[source_page] = previous
+            else:  # "View source": the file, readable, highlighted
+                extra["source_page"] = True
+                _render(site, lang, ui, language_key, _inputs(
+                    site, lang, "source.html", file.rel + ".html", posixpath.basename(file.rel),
+                    source_of=file.rel, analysis=site.prepared.keys[file.rel], page_url=file.url, page_title=text.title,
+                ))
         _render(site, lang, ui, language_key, _inputs(site, lang, "page.html", file.url, text.title, text.summary, **extra))
         token = site.sections_token(file.rel, lang)
         site.engine.output(  # the page as Markdown, for programs (llms.txt lists them)

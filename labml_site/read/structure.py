@@ -198,11 +198,11 @@ def discover(source_dir: Path, langs: Iterable[str] = (), base_lang: str | None 
 
 
 def page_outputs(page: SourceFile) -> list[str]:
-    """What a page publishes under a language's root: the page, its source ("View source") and,
-    for Python, its notebook."""
-    outputs = [page.url, page.rel]
+    """What a page publishes under a language's root: the page, its source, its Markdown
+    (`page.html.md`) and, for Python, its notebook and its "View source" page (`page.py.html`)."""
+    outputs = [page.url, page.rel, page.url + ".md"]
     if page.suffix == ".py":
-        outputs.append(posixpath.splitext(page.rel)[0] + ".ipynb")
+        outputs += [posixpath.splitext(page.rel)[0] + ".ipynb", page.rel + ".html"]
     return outputs
 
 
