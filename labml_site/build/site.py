@@ -120,6 +120,7 @@ class _Site:
     languages: dict[str, tuple[str, str]] = field(default_factory=dict)  # lang → (its name, text direction)
     orders: dict[str, list] = field(default_factory=dict)  # folder rel → its pages and subfolders, in reading order
     sequence: list = field(default_factory=list)  # every page and folder listing, in reading order
+    markdown: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (rel, lang) → sections' Markdown
 
     def order(self, folder: Folder) -> list:
         """The folder's published pages and its subfolders in reading order (`reading_order`):
@@ -590,10 +591,15 @@ def _write_language_extras(site: _Site, lang: str, ui: UI, language_key: str) ->
 def _prose_markdown(site: _Site, rel: str, lang: str) -> list[str]:
     """Each section's prose as Markdown in `lang`: as written for the base language, else made
     from the translated HTML (math as TeX)."""
-    local = site.local(rel, lang)
-    if lang == site.config.base_lang:
-        return [s.prose_md for s in local.data.sections]
-    return [markdown.html_to_markdown(s.prose_html) if s.has_prose else "" for s in local.sections]
+    found = site.markdown.get((rel, lang))
+    if found is None:  # (made once for the page's Markdown and its notebook)
+        local = site.local(rel, lang)
+        if lang == site.config.base_lang:
+            found = [s.prose_md for s in local.data.sections]
+        else:
+            found = [markdown.html_to_markdown(s.prose_html) if s.has_prose else "" for s in local.sections]
+        site.markdown[(rel, lang)] = found
+    return found
 
 
 def _page_markdown(site: _Site, rel: str, lang: str) -> str:

@@ -10,197 +10,136 @@ the English block under it is kept.
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
+from html import unescape
 from typing import Iterable, Sequence
 
-_VOID = frozenset({"br", "img", "hr", "input", "meta", "link", "wbr", "source", "col", "mspace", "area", "base", "embed", "param", "track"})
-_SKIP_CLASSES = {"untranslated-marker", "section-link", "original"}
+# A formula as `typeset.math` writes it, cut down before parsing to one element holding its TeX
+# (MathML is most of the tags in prose: parsing each would be most of the work).
+_FORMULA = re.compile(
+    r'<math xmlns="http://www\.w3\.org/1998/Math/MathML" display="(inline|block)"><semantics>(?:(?!</?math\b).)*?'
+    r'<annotation encoding="application/x-tex">([^<]*)</annotation></semantics></math>',
+    re.S,
+)
 
 
-class _Node:
-    __slots__ = ("tag", "attrs", "children")
-
-    def __init__(self, tag: str, attrs: dict[str, str]) -> None:
-        self.tag = tag
-        self.attrs = attrs
-        self.children: list[_Node | str] = []
+def _short_formula(m: re.Match) -> str:
+    return f'<math display="{m.group(1)}"><annotation encoding="application/x-tex">{m.group(2)}</annotation></math>'
 
 
-class _Tree(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = _Node("", {})
-        self.stack = [self.root]
-
-    def handle_starttag(self, tag, attrs):
-        node = _Node(tag, {k: v or "" for k, v in attrs})
-        self.stack[-1].children.append(node)
-        if tag not in _VOID:
-            self.stack.append(node)
-
-    def handle_startendtag(self, tag, attrs):
-        self.stack[-1].children.append(_Node(tag, {k: v or "" for k, v in attrs}))
-
-    def handle_endtag(self, tag):
-        for i in range(len(self.stack) - 1, 0, -1):
-            if self.stack[i].tag == tag:
-                del self.stack[i:]
-                return
-
-    def handle_data(self, data):
-        self.stack[-1].children.append(data)
+_TAG = re.compile(r"<[^>]*>")
+_BLANKS = re.compile(r"\n{3,}")
 
 
-def _text(node: _Node | str) -> str:
-    if isinstance(node, str):
-        return node
-    return "".join(_text(c) for c in node.children)
+_MARKER = re.compile(r'<span class="(?:untranslated-marker|section-link)"[^>]*>[^<]*</span>')
+_SHORT_MATH = re.compile(r'<math display="(inline|block)"><annotation encoding="application/x-tex">([^<]*)</annotation></math>')
+_PRE = re.compile(r'<pre\b([^>]*)><code>(.*?)</code></pre>', re.S)
+_LANG = re.compile(r'data-lang="([^"]*)"')
+_CODE = re.compile(r"<code\b[^>]*>(.*?)</code>", re.S)
+_WS = re.compile(r"\s+")
+_HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1>", re.S)
+_LINK = re.compile(r'<a\b[^>]*?href="([^"]*)"[^>]*>(.*?)</a>', re.S)
+_IMG = re.compile(r'<img\b[^>]*?>')
+_ATTR = re.compile(r'(\w+)="([^"]*)"')
+_STRONG = re.compile(r"</?(?:strong|b)>")
+_EM = re.compile(r"</?(?:em|i)>")
+_LIST = re.compile(r"<(ul|ol)\b[^>]*>((?:(?!<(?:ul|ol)\b).)*?)</\1>", re.S)
+_LI = re.compile(r"<li\b[^>]*>(.*?)(?=<li\b|$)", re.S)
+_QUOTE = re.compile(r"<blockquote\b[^>]*>(.*?)</blockquote>", re.S)
+_TABLE = re.compile(r"<table\b[^>]*>(.*?)</table>", re.S)
+_ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr>", re.S)
+_CELL = re.compile(r"<t[dh]\b[^>]*>(.*?)</t[dh]>", re.S)
+_BLOCK_TAG = re.compile(r"</?(?:p|div|section|figure|details|summary|dl|dt|dd|hr)\b[^>]*>")
+_TOKEN = re.compile("\x00(\\d+)\x00")
 
 
-def _tex(math: _Node) -> str:
-    def find(node: _Node | str) -> str | None:
-        if isinstance(node, str):
-            return None
-        if node.tag == "annotation" and node.attrs.get("encoding") == "application/x-tex":
-            return _text(node)
-        for child in node.children:
-            found = find(child)
-            if found is not None:
-                return found
-        return None
+def html_to_markdown(fragment: str) -> str:
+    """Prose HTML (as the builder writes it) as Markdown, math as TeX.
 
-    found = find(math)
-    return found if found is not None else _text(math)
+    Regular expressions over the builder's own well-formed HTML (an HTML parser spent most of the
+    time of this on MathML and highlighted code): formulas and code are set aside first, as
+    tokens, so that nothing later touches their text."""
+    kept: list[str] = []
 
+    def keep(text: str) -> str:
+        kept.append(text)
+        return f"\x00{len(kept) - 1}\x00"
 
-def _skipped(node: _Node) -> bool:
-    classes = node.attrs.get("class", "")
-    return bool(classes) and not _SKIP_CLASSES.isdisjoint(classes.split())
+    if "<math" in fragment:
+        fragment = _FORMULA.sub(_short_formula, fragment)
+        fragment = _SHORT_MATH.sub(
+            lambda m: keep(f"\n\n$$\n{unescape(m.group(2)).strip()}\n$$\n\n" if m.group(1) == "block" else f"${unescape(m.group(2)).strip()}$"),
+            fragment,
+        )
+    fragment = _MARKER.sub("", fragment)
 
+    def pre(m: re.Match) -> str:
+        code = unescape(_TAG.sub("", m.group(2))).rstrip("\n")
+        fence = "````" if "```" in code else "```"
+        lang = _LANG.search(m.group(1))
+        return keep(f"\n\n{fence}{lang.group(1) if lang else ''}\n{code}\n{fence}\n\n")
 
-def _inline(nodes: Iterable[_Node | str]) -> str:
-    out = []
-    for node in nodes:
-        if isinstance(node, str):
-            out.append(_SPACES.sub(" ", node))
-            continue
-        if _skipped(node):
-            continue
-        tag = node.tag
-        if tag == "math":
-            tex = _tex(node).strip()
-            out.append(f"\n\n$$\n{tex}\n$$\n\n" if node.attrs.get("display") == "block" else f"${tex}$")
-        elif tag == "code":
-            code = _text(node)
-            fence = "``" if "`" in code else "`"
-            pad = " " if code.startswith("`") or code.endswith("`") else ""
-            out.append(f"{fence}{pad}{code}{pad}{fence}")
-        elif tag in ("strong", "b"):
-            out.append(f"**{_inline(node.children)}**")
-        elif tag in ("em", "i"):
-            out.append(f"*{_inline(node.children)}*")
-        elif tag == "a":
-            out.append(f"[{_inline(node.children)}]({node.attrs.get('href', '')})")
-        elif tag == "img":
-            out.append(f"![{node.attrs.get('alt', '')}]({node.attrs.get('src', '')})")
-        elif tag == "br":
-            out.append("  \n")
-        else:
-            out.append(_inline(node.children))
-    return "".join(out)
+    def code(m: re.Match) -> str:
+        text = unescape(_TAG.sub("", m.group(1)))
+        fence = "``" if "`" in text else "`"
+        pad = " " if text.startswith("`") or text.endswith("`") else ""
+        return keep(f"{fence}{pad}{text}{pad}{fence}")
 
-
-def _blocks(nodes: Sequence[_Node | str], indent: str = "") -> list[str]:
-    """Markdown blocks of some nodes: consecutive inline content makes one paragraph."""
-    blocks: list[str] = []
-    run: list[_Node | str] = []
-
-    def flush() -> None:
-        text = _inline(run).strip()
-        run.clear()
-        if text:
-            blocks.append(text)
-
-    for node in nodes:
-        if isinstance(node, str) or node.tag not in _BLOCK_TAGS:
-            if isinstance(node, _Node) and node.tag == "math" and node.attrs.get("display") == "block":
-                flush()
-                blocks.append(f"$$\n{_tex(node).strip()}\n$$")
-                continue
-            run.append(node)
-            continue
-        flush()
-        if _skipped(node):
-            continue
-        tag = node.tag
-        if tag in _HEADINGS:
-            blocks.append("#" * int(tag[1]) + " " + " ".join(_inline(node.children).split()))
-        elif tag == "p":
-            text = _inline(node.children).strip()
-            if text:
-                blocks.append(text)
-        elif tag in ("ul", "ol"):
-            items = [c for c in node.children if isinstance(c, _Node) and c.tag == "li"]
-            lines = []
-            for n, item in enumerate(items, 1):
-                marker = f"{n}. " if tag == "ol" else "- "
-                inner = _blocks(item.children)
-                body = "\n\n".join(inner).replace("\n", "\n" + " " * len(marker))
-                lines.append(marker + body)
-            blocks.append("\n".join(lines))
-            blocks.extend(_blocks([c for c in node.children if isinstance(c, _Node) and c.tag == "p"]))
-        elif tag == "pre":
-            lang = node.attrs.get("data-lang", "")
-            code = _text(node).rstrip("\n")
-            fence = "````" if "```" in code else "```"
-            blocks.append(f"{fence}{lang}\n{code}\n{fence}")
-        elif tag == "blockquote":
-            inner = "\n\n".join(_blocks(node.children))
-            blocks.append("\n".join("> " + line if line else ">" for line in inner.split("\n")))
-        elif tag == "table":
-            blocks.append(_table(node))
-        elif tag == "hr":
-            blocks.append("---")
-        else:  # div, section, figure, …: their content
-            blocks.extend(_blocks(node.children))
-    flush()
-    return blocks
+    if "<pre" in fragment:
+        fragment = _PRE.sub(pre, fragment)
+    if "<code" in fragment:
+        fragment = _CODE.sub(code, fragment)
+    fragment = _WS.sub(" ", fragment)  # HTML's own whitespace rule, outside code and math
+    fragment = _HEADING.sub(lambda m: "\n\n" + "#" * int(m.group(1)) + " " + m.group(2).strip() + "\n\n", fragment)
+    if "<a" in fragment:
+        fragment = _LINK.sub(lambda m: f"[{m.group(2).strip()}]({m.group(1)})", fragment)
+    if "<img" in fragment:
+        fragment = _IMG.sub(lambda m: "![{alt}]({src})".format(**{"alt": "", "src": "", **dict(_ATTR.findall(m.group(0)))}), fragment)
+    fragment = _STRONG.sub("**", fragment)
+    fragment = _EM.sub("*", fragment)
+    fragment = fragment.replace("<br>", "  \n").replace("<br/>", "  \n")
+    if "<table" in fragment:
+        fragment = _TABLE.sub(lambda m: "\n\n" + _table_md(m.group(1)) + "\n\n", fragment)
+    while "<ul" in fragment or "<ol" in fragment:
+        changed = _LIST.sub(_list_md, fragment)
+        if changed == fragment:
+            break
+        fragment = changed
+    if "<blockquote" in fragment:
+        fragment = _QUOTE.sub(_quote_md, fragment)
+    fragment = _BLOCK_TAG.sub("\n\n", fragment)
+    fragment = unescape(_TAG.sub("", fragment))
+    lines = [line.strip(" ") if not line.startswith(("- ", "  ")) else line.rstrip(" ") for line in fragment.split("\n")]
+    text = _BLANKS.sub("\n\n", "\n".join(lines)).strip()
+    while "\x00" in text:
+        text = _TOKEN.sub(lambda m: kept[int(m.group(1))], text)
+    return _BLANKS.sub("\n\n", text).strip()
 
 
-def _rows(node: _Node) -> list[list[str]]:
-    rows = []
-    for child in node.children:
-        if isinstance(child, _Node):
-            if child.tag == "tr":
-                rows.append([" ".join(_inline(c.children).split()).replace("|", "\\|") for c in child.children if isinstance(c, _Node) and c.tag in ("td", "th")])
-            else:
-                rows.extend(_rows(child))
-    return rows
+def _quote_md(m: re.Match) -> str:
+    inner = _BLANKS.sub("\n\n", _BLOCK_TAG.sub("\n\n", m.group(1))).strip()
+    lines = [line.strip(" ") for line in inner.split("\n")]
+    return "\n\n" + "\n".join("> " + line if line else ">" for line in lines) + "\n\n"
 
 
-def _table(node: _Node) -> str:
-    rows = [r for r in _rows(node) if r]
+def _list_md(m: re.Match) -> str:
+    items = [item.strip() for item in _LI.findall(m.group(2).replace("</li>", ""))]
+    lines = []
+    for n, item in enumerate((i for i in items if i), 1):
+        marker = f"{n}. " if m.group(1) == "ol" else "- "
+        body = _BLANKS.sub("\n\n", _BLOCK_TAG.sub("\n\n", item)).strip().replace("\n", "\n" + " " * len(marker))
+        lines.append(marker + body)
+    return "\n\n" + "\n".join(lines) + "\n\n"
+
+
+def _table_md(inner: str) -> str:
+    rows = [[_WS.sub(" ", unescape(_TAG.sub("", c))).strip().replace("|", "\\|") for c in _CELL.findall(r)] for r in _ROW.findall(inner)]
+    rows = [r for r in rows if r]
     if not rows:
         return ""
     width = max(len(r) for r in rows)
     rows = [r + [""] * (width - len(r)) for r in rows]
     lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
-    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
-    return "\n".join(lines)
-
-
-_HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
-_BLOCK_TAGS = _HEADINGS | {"p", "ul", "ol", "pre", "blockquote", "table", "hr", "div", "section", "figure", "details", "dl"}
-_BLANKS = re.compile(r"\n{3,}")
-_SPACES = re.compile(r"[ \t\r\n]+")
-
-
-def html_to_markdown(fragment: str) -> str:
-    """Prose HTML (as the builder writes it) as Markdown, math as TeX."""
-    tree = _Tree()
-    tree.feed(fragment)
-    tree.close()
-    return _BLANKS.sub("\n\n", "\n\n".join(b for b in _blocks(tree.root.children) if b)).strip()
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows[1:]])
 
 
 def page_markdown(title: str, url: str, sections: Sequence[tuple[str, str]], source_lang: str = "python") -> str:
