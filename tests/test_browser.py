@@ -881,6 +881,40 @@ def test_page_markdown_and_llms_txt_for_machines(built_site, browser, base_url, 
     context.close()
 
 
+FIGURE_LUMA_JS = """async () => {
+  const out = [];
+  for (const img of [...document.querySelectorAll('.docs img[src$=".svg"]')].filter(i => !i.closest('.original'))) {
+    img.loading = 'eager'; img.scrollIntoView();
+    await Promise.race([img.decode().catch(() => null), new Promise(r => setTimeout(r, 3000))]);
+    await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const c = document.createElement('canvas'); c.width = img.naturalWidth; c.height = img.naturalHeight;
+    const g = c.getContext('2d'); g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data; let sum = 0;
+    for (let i = 0; i < d.length; i += 4) sum += (0.2126 * d[i] + 0.7152 * d[i + 1] + 0.0722 * d[i + 2]) / 255;
+    const r = img.getBoundingClientRect();
+    out.push({src: img.getAttribute('src'), alt: img.alt, luma: sum / (d.length / 4), width: r.width, fits: r.right <= innerWidth});
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_figures_follow_the_theme(browser, base_url, scheme, viewport):
+    context, page, rec = new_page(browser, viewport, scheme)
+    for lang in LANGS:
+        page.goto(f"{base_url}{PREFIX[lang]}annotated_attention/mha.html")
+        figures = page.evaluate(FIGURE_LUMA_JS)
+        assert figures, "no SVG figure on the page"
+        for figure in figures:
+            # The page's own background: white paper in light mode, the dark theme's in dark mode.
+            assert (figure["luma"] > 0.6) if scheme == "light" else (figure["luma"] < 0.35), (lang, figure)
+            assert figure["fits"] and figure["width"] > 200, figure
+            assert figure["alt"], figure
+    assert not rec.errors, rec.errors
+    context.close()
+
+
 # ---------------------------------------------------------------------------------------------
 # Screenshots for people
 
@@ -890,6 +924,9 @@ def test_screenshots_for_review(browser, base_url):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     written = []
     shots = [(lang, f"{PREFIX[lang]}annotated_attention/mha.html", "mha") for lang in LANGS]
+    shots += [(lang, f"{PREFIX[lang]}annotated_attention/mha.html#causal_mask", "figure") for lang in LANGS]
+    shots += [(lang, f"{PREFIX[lang]}annotated_attention/index.html", "index") for lang in LANGS]
+    shots += [("zh", "zh/annotated_attention/mha.py.html", "source")]
     shots += [("en", "index.html", "home"), ("zh", "zh/search.html?q=attention", "search"), ("ru", "ru/annotated_attention/transformer.html#TransformerLayer", "transformer")]
     for size_name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
         for scheme in ("light", "dark"):

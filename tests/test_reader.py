@@ -130,3 +130,35 @@ def test_shell_lines_in_prose_are_not_highlighted_as_python():
     assert 'class="shell"' in highlight_inline("python -m annotated_attention.experiment")
     assert 'class="shell"' not in highlight_inline("x = torch.zeros(3)")
     assert 'data-lang="sh"' in highlight_block("ls -la\n", "sh")
+
+
+FIGURE = ('<svg xmlns="http://www.w3.org/2000/svg" width="100" height="40"><title>Two boxes</title>'
+          '<rect width="100" height="40" fill="#ffffff"/><rect x="60" width="40" height="40" fill="#08306b"/>'
+          '<text x="5" y="20">keys</text><text x="70" y="20" fill="#ffffff">0.5</text></svg>')
+
+
+def test_svg_figures_follow_the_theme_and_translate_labels_and_alt_text(tmp_path):
+    from labml_site.cli.translation import _keys_by_page
+    from labml_site.read.prose import placeholder
+    from labml_site.render.figures import dark_colour
+
+    body = '"""\n# Figure page\n\n![A figure of two boxes](fig.svg)\n"""\n\nx = 1\n'
+    src = write_tree(tmp_path / "src", {"toy/fig_page.py": body, "toy/fig.svg": FIGURE})
+    tr = tmp_path / "tr"
+    key = "<h1>Figure page</h1>\n<p>" + placeholder(0) + "</p>\n"
+    write_json(tr / "toy/fig_page.zh.json", {"Figure page": "图页", key: "<h1>图页</h1>\n<p>" + placeholder(0) + "</p>\n",
+                                             "keys": "键", "Two boxes": "两个方框", "A figure of two boxes": "两个方框的图"})
+    out = tmp_path / "site"
+    build(BuildConfig(src, tr, out, langs=("en", "zh")))
+    en, zh = (out / "toy/fig.svg").read_text(encoding="utf-8"), (out / "zh/toy/fig.svg").read_text(encoding="utf-8")
+    for svg in (en, zh):  # dark-mode colours for every colour the figure uses, by attribute
+        assert "@media (prefers-color-scheme: dark)" in svg
+        assert f'[fill="#ffffff"]{{fill:{dark_colour("#ffffff")} !important}}' in svg and '[fill="#08306b"]' in svg
+    assert ">keys<" in en and "<title>Two boxes</title>" in en
+    assert ">键<" in zh and "<title>两个方框</title>" in zh and ">0.5<" in zh  # numbers stay
+    assert soup(out / "zh/toy/fig_page.html").select_one("img")["alt"] == "两个方框的图"
+    assert soup(out / "toy/fig_page.html").select_one("img")["alt"] == "A figure of two boxes"
+    # extract offers the labels and the alt text as keys next to the page's own
+    _, keys, _ = _keys_by_page(BuildConfig(src, tr, tmp_path / "site2", langs=("en", "zh")))
+    assert {"keys", "Two boxes", "A figure of two boxes"} <= set(keys["toy/fig_page"]) and "0.5" not in keys["toy/fig_page"]
+    assert dark_colour("#ffffff") == "#0d1117" and int(dark_colour("#000000")[1:3], 16) > 200

@@ -32,7 +32,10 @@ from urllib.parse import urlparse
 from .. import __version__
 from ..typeset import highlight
 from ..typeset import linking
+from ..render import figures
 from ..render import markdown
+from ..render.localize import plain_text
+from ..translate.catalog import Catalog
 from ..render import notebooks
 from ..render import search_index
 from ..render import sitemap  # reader extras
@@ -501,8 +504,16 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                 lambda rel=file.rel: _local_notebook(site, rel, lang), group=file.rel,
             )
         for asset in head.assets:
-            if asset in site.files.assets:  # missing ones were reported once, after analysis
-                site.engine.outputs.setdefault(prefix + asset, site.files.assets[asset].path)
+            if asset in site.files.assets and prefix + asset not in site.engine.outputs:  # (missing ones were reported once)
+                path = site.files.assets[asset].path
+                if asset.lower().endswith(".svg"):  # themed, labels translated (render/figures.py)
+                    site.engine.output(
+                        prefix + asset,
+                        Engine.key("svg", lang, site.engine.file_digest(path), site.prepared.text_keys[file.rel][lang] if lang != config.base_lang else ""),
+                        lambda path=path, rel=file.rel: _figure(site, path, rel, lang), group=file.rel,
+                    )
+                else:
+                    site.engine.outputs[prefix + asset] = path
 
     # Folder indexes that have no source of their own, and the home page
     for folder in site.files.folders.values():
@@ -586,6 +597,29 @@ def _write_language_extras(site: _Site, lang: str, ui: UI, language_key: str) ->
     _search_index_js(site, lang, folders)
     _llms_txt(site, lang, ui)
     _render(site, lang, ui, language_key, _inputs(site, lang, "search.html", "search.html", ui.gettext("Search")))
+
+
+def _figure(site: _Site, path: Path, rel: str, lang: str) -> bytes:
+    """An SVG figure as `lang` shows it: dark-mode colours added, its labels looked up in the
+    translation file of the page that shows it (render/figures.py). Not UTF-8: copied as it is."""
+    data = path.read_bytes()
+    try:
+        svg = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    translate = None
+    if lang != site.config.base_lang:
+        catalog_path = Path(site.config.translations) / f"{posixpath.splitext(rel)[0]}.{lang}.json"
+        if catalog_path.is_file():
+            catalog = Catalog.load(catalog_path, lang)
+
+            def translate(label: str) -> str | None:
+                if label not in catalog:
+                    return None
+                found = catalog.lookup(label)
+                return plain_text(found.html) if found.status == "translated" and found.html else None
+
+    return figures.themed_svg(svg, translate).encode("utf-8")
 
 
 def _prose_markdown(site: _Site, rel: str, lang: str) -> list[str]:
