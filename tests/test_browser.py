@@ -548,6 +548,7 @@ def _axe_pages(lang: str) -> list[str]:
         f"{p}translation-status.html",
         f"{p}search.html?q=attention",
         f"{p}does-not-exist.html",  # the 404 page, as a server shows it
+        f"{p}annotated_attention/mha.py.html",  # "View source"
     ]
 
 
