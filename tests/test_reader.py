@@ -162,3 +162,15 @@ def test_svg_figures_follow_the_theme_and_translate_labels_and_alt_text(tmp_path
     _, keys, _ = _keys_by_page(BuildConfig(src, tr, tmp_path / "site2", langs=("en", "zh")))
     assert {"keys", "Two boxes", "A figure of two boxes"} <= set(keys["toy/fig_page"]) and "0.5" not in keys["toy/fig_page"]
     assert dark_colour("#ffffff") == "#0d1117" and int(dark_colour("#000000")[1:3], 16) > 200
+
+
+def test_translated_notebook_cells_break_where_the_english_ones_do():
+    """A translated notebook reuses the English cell plan: given the English prose it is the
+    English notebook, cell for cell."""
+    from labml_site.render.notebooks import notebook
+    from labml_site.typeset.page import analyse
+
+    root = Path(__file__).resolve().parent.parent / "source" / "annotated_attention"
+    for path in sorted(root.glob("*.py")):
+        page = analyse(f"annotated_attention/{path.name}", path.stem + ".html", path.read_text(encoding="utf-8"))
+        assert notebook(page, [s.prose_md for s in page.sections]) == notebook(page), path.name

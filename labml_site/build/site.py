@@ -123,7 +123,7 @@ class _Site:
     languages: dict[str, tuple[str, str]] = field(default_factory=dict)  # lang → (its name, text direction)
     orders: dict[str, list] = field(default_factory=dict)  # folder rel → its pages and subfolders, in reading order
     sequence: list = field(default_factory=list)  # every page and folder listing, in reading order
-    markdown: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (rel, lang) → sections' Markdown
+    markdown: dict[tuple[str, str], object] = field(default_factory=dict)  # (rel, lang) → sections' Markdown; (rel, "source") → source HTML
 
     def order(self, folder: Folder) -> list:
         """The folder's published pages and its subfolders in reading order (`reading_order`):
@@ -385,7 +385,15 @@ _LINE_PREFIX = re.compile(r'<span class="line" data-line="(\d+)">')
 
 def _source_html(site: _Site, rel: str) -> str:
     """The whole file with line numbers: code lines as the page highlights them (without links:
-    their targets are the page's), comment and docstring lines (the page's prose) as comments."""
+    their targets are the page's), comment and docstring lines (the page's prose) as comments.
+    Made once for every language."""
+    found = site.markdown.get((rel, "source"))
+    if found is None:
+        found = site.markdown[(rel, "source")] = _source_lines_html(site, rel)
+    return found
+
+
+def _source_lines_html(site: _Site, rel: str) -> str:
     data = load_page(site.prepared, site.engine, rel)
     highlighted: dict[int, str] = {}
     for section in data.sections:

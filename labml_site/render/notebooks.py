@@ -62,10 +62,51 @@ def _quote_line(code: str) -> str:
 
 
 def _cells(sections: tuple[SectionData, ...], prose_md: Sequence[str] | None = None) -> list[_Cell]:
+    """The cells of a page; with `prose_md` (another language's prose, section by section), the
+    cells the English makes, their prose replaced (the code decides where cells break, and a
+    section has prose in every language or in none)."""
+    if prose_md is None:
+        return _english_cells(sections)
+    plan = _plan(sections)
+    cells = []
+    for code_parts, prose_parts in plan:
+        cell = _Cell(code=list(code_parts))
+        for index, quote in prose_parts:
+            prose = prose_md[index].strip("\n")
+            if prose:
+                cell.prose.append(f"{quote}\n\n{prose}" if quote else prose)
+        cells.append(cell)
+    return cells
+
+
+_PLANS: dict[tuple, list] = {}
+
+
+def _plan(sections: tuple[SectionData, ...]) -> list:
+    """Which sections' code and prose make each cell (`_english_cells`, with section indices):
+    computed once per page for every language (it parses the code)."""
+    key = tuple((s.code, bool(s.prose_md.strip("\n"))) for s in sections)
+    found = _PLANS.get(key)
+    if found is None:
+        marked = tuple(SectionData(s.id, (), "", 0, 0, s.code, f"\x00{i}\x00" if s.prose_md.strip("\n") else "") for i, s in enumerate(sections))
+        found = []
+        for cell in _english_cells(marked):
+            prose_parts = []
+            for piece in cell.prose:
+                quote, _, mark = piece.rpartition("\n\n") if piece.startswith("> ") else ("", "", piece)
+                prose_parts.append((int(mark.strip("\x00")), quote))
+            found.append((tuple(cell.code), tuple(prose_parts)))
+        if len(_PLANS) > 512:
+            _PLANS.clear()
+        _PLANS[key] = found
+    return found
+
+
+def _english_cells(sections: tuple[SectionData, ...]) -> list[_Cell]:
     cells: list[_Cell] = []
     current: _Cell | None = None
-    for i, s in enumerate(sections):
-        prose = (s.prose_md if prose_md is None else prose_md[i]).strip("\n")
+    for s in sections:
+        prose = s.prose_md.strip("\n")
         if not s.code:
             if prose:
                 if current is not None and current.code:
