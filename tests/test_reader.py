@@ -174,3 +174,13 @@ def test_translated_notebook_cells_break_where_the_english_ones_do():
     for path in sorted(root.glob("*.py")):
         page = analyse(f"annotated_attention/{path.name}", path.stem + ".html", path.read_text(encoding="utf-8"))
         assert notebook(page, [s.prose_md for s in page.sections]) == notebook(page), path.name
+
+
+def test_math_as_text_for_snippets_cards_and_contents():
+    from labml_site.render.math_text import plain_with_math, tex_text
+
+    assert tex_text(r"j \le i") == "j ≤ i" and tex_text(r"Q K^\top") == "QKᵀ" and tex_text(r"\sqrt{d_k}") == "√dₖ"
+    assert tex_text(r"\frac{QK^\top}{\sqrt{d_k}}") == "QKᵀ/√dₖ" and tex_text(r"10^{-4}") == "10⁻⁴"
+    assert plain_with_math(r"How $Q K^\top$ is scaled, for $5 and $6") == "How QKᵀ is scaled, for $5 and $6"
+    for tex in (r"\operatorname{softmax}(x)_i", r"\sum_{j=1}^{n} e^{x_j}", r"\begin{cases} a \\ b \end{cases}", r"\bad{"):
+        assert "\\" not in tex_text(tex), tex

@@ -43,7 +43,7 @@ from .config import BuildConfig
 from ..findings import Finding, Report
 from ..render.i18n import UI, language_name, load_ui, text_direction
 from ..render.localize import LocalPage
-from ..render.math_text import mathml_text
+from ..render.math_text import mathml_text, plain_with_math
 from ..render.text import local_page
 from .cache import BuildStats
 from .engine import Engine
@@ -232,7 +232,7 @@ def _children(site: _Site, lang: str, folder: Folder) -> list[list[str]]:
             children.append([*_folder_title(site, lang, item), item.url])
         else:
             text = site.text(item.rel, lang)
-            children.append([text.title, text.summary, item.url])
+            children.append([plain_with_math(text.title), plain_with_math(text.summary), item.url])
     return children
 
 

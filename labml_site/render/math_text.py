@@ -110,3 +110,13 @@ def tex_text(tex: str) -> str:
     if text:
         return text
     return " ".join(re.sub(r"\\[A-Za-z]+|[{}\\$^_]", " ", tex).split())
+
+
+# `$…$` as Markdown math is written: no space just inside the dollars, no digit just after
+# ("$5 and $6" is money).
+_DOLLARS = re.compile(r"(?<![\\$])\$(?=\S)([^$\n]*?\S)\$(?![\d$])")
+
+
+def plain_with_math(text: str) -> str:
+    """Plain text (a title, a summary) with any `$…$` TeX in it as readable text."""
+    return _DOLLARS.sub(lambda m: tex_text(m.group(1)), text) if "$" in text else text
