@@ -64,6 +64,7 @@ from .prepare import (
     record_links,
 )
 from ..render.theme import Theme
+from ..translate import glossary
 from ..read.structure import Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, reading_order, relative_url
 
 
@@ -724,6 +725,7 @@ def _fewer_collections() -> Iterator[None]:
 
 def build(config: BuildConfig) -> BuildResult:
     started = time.perf_counter()
+    glossary.forget_paths()  # (a glossary added since the last build of this process is found)
     check_out(config)  # never an output folder that holds the inputs or lies among them,
     out = claim(Path(config.out))  # nor one this builder did not write
     engine = Engine.open(out, enabled=config.cache, keep_in_memory=config.live_reload)

@@ -172,11 +172,26 @@ def load(path: Path, lang: str) -> Glossary | None:
     return glossary
 
 
+_PATHS: dict[tuple[str, str], "Path | None"] = {}  # (folder, lang) → glossary_path's answer
+
+
+def forget_paths() -> None:
+    """Look for glossary files again (a build calls this first: one may have been added since)."""
+    _PATHS.clear()
+
+
 def glossary_path(folder: Path, lang: str) -> Path | None:
-    """The nearest `glossary.<lang>.json` or `.md` in `folder` or the folders above it."""
+    """The nearest `glossary.<lang>.json` or `.md` in `folder` or the folders above it (asked
+    for every entry of a file: the answer is remembered until `forget_paths`)."""
     if not lang:
         return None
-    folder = Path(os.path.abspath(folder))
+    key = (os.fspath(folder), lang)
+    if key not in _PATHS:
+        _PATHS[key] = _find_glossary(Path(os.path.abspath(folder)), lang)
+    return _PATHS[key]
+
+
+def _find_glossary(folder: Path, lang: str) -> Path | None:
     for _ in range(_MAX_LEVELS):
         for name in (f"glossary.{lang}.json", f"glossary.{lang}.md"):
             candidate = folder / name
