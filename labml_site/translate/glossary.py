@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,7 +173,8 @@ def load(path: Path, lang: str) -> Glossary | None:
     return glossary
 
 
-_PATHS: dict[tuple[str, str], "Path | None"] = {}  # (folder, lang) → glossary_path's answer
+_PATHS: dict[tuple[str, str], "tuple[Path | None, float]"] = {}  # (folder, lang) → (answer, when)
+_NONE_FOR_S = 2.0  # "no glossary" is believed this long (walking up to / costs 30 stats)
 
 
 def forget_paths() -> None:
@@ -181,14 +183,25 @@ def forget_paths() -> None:
 
 
 def glossary_path(folder: Path, lang: str) -> Path | None:
-    """The nearest `glossary.<lang>.json` or `.md` in `folder` or the folders above it (asked
-    for every entry of a file: the answer is remembered until `forget_paths`)."""
+    """The nearest `glossary.<lang>.json` or `.md` in `folder` or the folders above it. Asked for
+    every entry of a file, so the answer is remembered: a glossary found is checked to be still
+    there, and not outranked by a `.json` beside it, at each call; "none" is believed for two
+    seconds; a glossary added closer than the one found is seen at the next build."""
     if not lang:
         return None
-    key = (os.fspath(folder), lang)
-    if key not in _PATHS:
-        _PATHS[key] = _find_glossary(Path(os.path.abspath(folder)), lang)
-    return _PATHS[key]
+    key, now = (os.fspath(folder), lang), time.monotonic()
+    cached = _PATHS.get(key)
+    if cached is not None:
+        found, when = cached
+        if found is None and now - when < _NONE_FOR_S:
+            return None
+        if found is not None and os.path.isfile(found) and not (
+            found.suffix == ".md" and os.path.isfile(found.with_suffix(".json"))
+        ):
+            return found
+    found = _find_glossary(Path(os.path.abspath(folder)), lang)
+    _PATHS[key] = (found, now)
+    return found
 
 
 def _find_glossary(folder: Path, lang: str) -> Path | None:
