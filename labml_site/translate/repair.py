@@ -405,7 +405,9 @@ def units(fragment: str) -> list[tuple[str, str, list[str] | None]] | None:
 def unit_pairs(key: str, value: str) -> list[tuple[str, str]]:
     """(English, translation) of each block, and of each list item, of a translated entry whose
     blocks (and list items) line up one to one with the English's; [] when they do not."""
-    if "<" not in key:
+    if "<" not in key or (key.count("\n") < 2 and "<li" not in key):
+        # One block and no list (the builder ends each block of a key with a newline and
+        # writes none inside one): nothing to pair, and no need to parse either side.
         return []
     k, v = units(key), units(value)
     if not k or not v or len(k) != len(v) or len(k) < 2 and not (k[0][2] and len(k[0][2]) > 1):
