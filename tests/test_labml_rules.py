@@ -132,3 +132,18 @@ def test_check_reports_a_translation_found_by_case(tmp_path, capsys):
     main(["check", "--source", str(tmp_path / "src"), "--translations", str(tmp_path / "tr"), "--langs", "zh"])
     out = capsys.readouterr()
     assert "path-case" in out.out + out.err and "orphan-file" not in out.out + out.err
+
+
+def test_the_build_reads_a_translation_found_by_case_and_says_so(tmp_path):
+    from labml_site.build.site import BuildConfig, build
+
+    (tmp_path / "src" / "rwkv").mkdir(parents=True)
+    (tmp_path / "src" / "rwkv" / "__init__.py").write_text('"""\n# RWKV\n"""\n', "utf-8")
+    (tmp_path / "tr" / "RWKV").mkdir(parents=True)
+    (tmp_path / "tr" / "RWKV" / "__init__.zh.json").write_text('{"RWKV": "RWKV 模型"}', "utf-8")
+    config = BuildConfig(tmp_path / "src", tmp_path / "tr", tmp_path / "site", langs=("en", "zh"))
+    result = build(config)
+    assert [f.code for f in result.report.findings if f.code == "path-case"] == ["path-case"]
+    assert "RWKV 模型" in (tmp_path / "site/zh/rwkv/index.html").read_text("utf-8")
+    again = build(config)  # nothing changed: the same report
+    assert again.stats.site_unchanged and "path-case" in [f.code for f in again.report.findings]

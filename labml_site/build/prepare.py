@@ -21,7 +21,7 @@ from ..read.safe_files import read_regular
 from ..read.structure import MAX_SOURCE_BYTES, SiteFiles, SourceFile
 from ..render.i18n import load_ui
 from ..render.text import LocalText
-from ..translate.catalog import Catalog, fuzzy_path, translation_path
+from ..translate.catalog import Catalog, fuzzy_path, resolve_translation_path
 from ..typeset import linking
 from ..typeset.page import PageData
 from . import pipeline
@@ -94,6 +94,7 @@ class Prepared:
     notebooks: dict[str, str] = field(default_factory=dict)  # rel → its .ipynb, made with its analysis
     unlinked: dict[str, str] = field(default_factory=dict)  # rel → key of links no build has stored yet
     kept: dict[str, str] = field(default_factory=dict)  # rel → key of the broken analysis its last good page stands in for
+    findings: list[Finding] = field(default_factory=list)  # about the inputs (a translation found by case)
 
 
 def _catalog_files(path: Path) -> list[Path]:
@@ -294,7 +295,9 @@ def _text_jobs(prepared: Prepared, engine: Engine, config: BuildConfig, file: So
         if lang == config.base_lang:
             catalog, catalog_digest = None, ""
         else:
-            path = translation_path(config.translations, file, lang)
+            path, found_by_case = resolve_translation_path(config.translations, file, lang)
+            if found_by_case is not None:
+                prepared.findings.append(found_by_case)
             catalog, catalog_digest = str(path), engine.files_digest(_catalog_files(path))
         text_key = engine.key("text", key, lang, str(catalog), catalog_digest, markers[lang], str(file.is_index))
         prepared.text_keys.setdefault(file.rel, {})[lang] = text_key

@@ -491,6 +491,7 @@ def _build(config: BuildConfig, engine: Engine, started: float) -> BuildResult:
 
     # 2. Every file analysed and localized (or known from the last build).
     prepared = prepare_pages(files, config, engine, meanwhile)
+    report.extend(prepared.findings)
     for head in prepared.heads.values():
         report.extend(head.findings)
         for asset in head.assets:
