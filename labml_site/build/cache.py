@@ -191,16 +191,28 @@ class HeadsFile:
             pass
 
 
-def write_atomically(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Replace `path` by a file holding `data` (with `mode`; else private to the owner, as
-    mkstemp makes it), through a rename: a reader never meets a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def stage_beside(path: Path, data: bytes, mode: int | None = None) -> str:
+    """A new file beside `path` holding `data` (with `mode`; else private to the owner, as mkstemp
+    makes it), for a rename over `path` later; nothing is left behind when writing it fails."""
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         if mode is not None:
             os.chmod(tmp, mode)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace `path` by a file holding `data` (private to the owner) through a rename: a reader
+    never meets a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = stage_beside(path, data)
+    try:
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -700,6 +712,7 @@ __all__ = [
     "cache_dir_for",
     "digest",
     "read_bytes",
+    "stage_beside",
     "write_atomically",
     "value_digest",
 ]

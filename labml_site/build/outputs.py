@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import UserError
+from .cache import stage_beside
 
 # Every site this builder writes holds this file. The builder replaces or deletes a folder's
 # contents only when it finds it there (or the folder is empty): `--out docs` or `--out .` by
@@ -165,16 +166,7 @@ def update_in_place(outputs: dict[str, str | bytes | Path], reused: set[str], ou
 
 def _stage(target: str, data: bytes) -> str:
     """`data` in a new file beside `target` (never through a link), with a published file's mode."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(target))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, _FILE_MODE)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return tmp
+    return stage_beside(Path(target), data, _FILE_MODE)
 
 
 def _remove_others(out: Path, outputs: dict) -> None:

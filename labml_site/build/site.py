@@ -415,7 +415,6 @@ def _published(site: _Site) -> dict[str, str]:
 
 def _write_language_extras(site: _Site, lang: str, ui: UI, language_key: str) -> None:
     """The language's search index (a script, so it loads from file:// too) and search page."""
-    prefix = lang_prefix(lang, site.config.base_lang)
     folders = [folder for folder in site.files.folders.values() if folder.index is None]
     _search_index_js(site, lang, folders)
     _render(site, lang, ui, language_key, _inputs(site, lang, "search.html", "search.html", ui.gettext("Search")))
