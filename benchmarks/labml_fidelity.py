@@ -61,6 +61,8 @@ except ImportError:  # an older builder, for the "before" figures
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _BLOCK = re.compile(r"<(p|h[1-6]|li)\b[^>]*>(.*?)</\1>", re.S)
 _TAG = re.compile(r"<[^>]+>")
+_MATH_RE = re.compile(r"<math[\s>]")
+_KATEX_RE = re.compile(r'class="katex"')
 _JUNK_PLACEHOLDER = re.compile(r"_(?:%5[eE]|\^)_\d+_(?:%5[eE]|\^)_")
 _HREF = re.compile(r"""href=["']([^"']*)["']""")
 _ID = re.compile(r"""\bid=["']([^"']+)["']""")
@@ -87,7 +89,6 @@ class _Blocks(HTMLParser):
         self.stack: list[tuple[str, bool]] = []  # (tag, skipped)
         self.texts: list[list[str]] = []  # open blocks' texts
         self.done: list[str] = []
-        self.formulas = 0
 
     def _skipping(self) -> bool:
         return any(skip for _, skip in self.stack)
@@ -98,12 +99,7 @@ class _Blocks(HTMLParser):
         cls = dict(attrs).get("class") or ""
         # formulas, the marker, and the alt text standing in for an outside image (the original
         # shows the image: no text)
-        # and the English original shown on demand beside a translation (bilingual reading)
-        original = tag == "div" and "original" in cls.split()
-        if (tag == "math" or tag == "span" and cls == "katex") and not self._skipping():
-            self.formulas += 1
-        skip = (tag == "math" or cls.startswith("katex") or "untranslated-marker" in cls
-                or "outside-image" in cls or original)
+        skip = tag == "math" or cls.startswith("katex") or "untranslated-marker" in cls or "outside-image" in cls
         self.stack.append((tag, skip))
         if tag in self.BLOCKS and not self._skipping():
             self.texts.append([])
@@ -123,17 +119,6 @@ class _Blocks(HTMLParser):
             self.texts[-1].append(data)
 
 
-_FORMULAS = [0]  # formulas seen by the last `block_counts` calls (see `formula_count`)
-
-
-def formula_count(page: str, original: bool) -> int:
-    """Formulas in the sections' prose (MathML on ours, KaTeX on the original), without the
-    English originals of bilingual reading."""
-    _FORMULAS[0] = 0
-    block_counts(page, original)
-    return _FORMULAS[0]
-
-
 def block_counts(page: str, original: bool) -> tuple[int, int]:
     """(blocks with a CJK letter, blocks with any text) in the docs column of the sections."""
     total = translated = 0
@@ -141,7 +126,6 @@ def block_counts(page: str, original: bool) -> tuple[int, int]:
         parser = _Blocks()
         parser.feed(region)
         parser.close()
-        _FORMULAS[0] += parser.formulas
         for text in parser.done:
             if not text.strip():
                 continue
@@ -216,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             rel = page_path.relative_to(site / lang)
             text = page_path.read_text(encoding="utf-8")
             ours_counts = block_counts(text, False)
+            math_ours += len(_MATH_RE.findall(text))
             original = docs / lang / rel
             junk_ours += len(_JUNK_PLACEHOLDER.findall(text)) + text.count("MarkdownException")
             if original.exists():  # the shares compare the pages both sites have
@@ -225,10 +210,9 @@ def main(argv: list[str] | None = None) -> int:
                     broken_pages += 1  # the original shows a parse error there: no prose to compare
                     continue
                 ours_t, ours_n = ours_t + ours_counts[0], ours_n + ours_counts[1]
-                math_ours += formula_count(text, False)
                 t, n = block_counts(otext, True)
                 orig_t, orig_n = orig_t + t, orig_n + n
-                math_orig += formula_count(otext, True)
+                math_orig += len(_KATEX_RE.findall(otext))
                 ours_ids = set(_ID.findall(text))
                 wanted = {i for i in _ID.findall(otext) if i.startswith("section-")}
                 english = docs / rel
@@ -275,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  junk shown (encoded placeholders like _%5e_0_%5e_, parse errors): ours {junk_ours}, "
               f"original {junk_orig + broken_pages}")
         print(f"  values repaired: {repaired}, rejected: {rejected}")
-        print(f"  formulas in the prose of the pages both have: ours {math_ours}, original {math_orig}")
+        print(f"  formulas: ours {math_ours}, original {math_orig}")
         print(f"  internal links not resolving: broken in sources {broken_src}, made by us {broken_ours}")
         for example, _ in broken_examples.most_common(5):
             print(f"      e.g. {example}")

@@ -7,6 +7,7 @@ in this process; one browser serves every test. Screenshots for people to look a
 from __future__ import annotations
 
 import functools
+import json
 import http.server
 import posixpath
 import re
@@ -112,12 +113,15 @@ def new_page(browser, viewport=DESKTOP, scheme="light", **kwargs):
 
 LAYOUT_JS = """() => {
   const box = e => { const r = e.getBoundingClientRect(); return {top: r.top + scrollY, left: r.left, right: r.right, bottom: r.bottom + scrollY, width: r.width, height: r.height}; };
-  const sections = [...document.querySelectorAll('.section')].filter(s => s.querySelector(':scope > .code') && s.querySelector(':scope > .docs').textContent.trim());
+  // (a page that is almost all prose reads as one column: test_index_page_reads_as_one_column…)
+  const sections = [...document.querySelectorAll('.section')].filter(s => !s.closest('.prose-page') && s.querySelector(':scope > .code') && s.querySelector(':scope > .docs').textContent.trim());
   return {
     sections: sections.map(s => ({id: s.id, docs: box(s.querySelector(':scope > .docs')), code: box(s.querySelector(':scope > .code')),
       firstText: (() => { const d = s.querySelector(':scope > .docs'); const first = [...d.children].find(c => !c.classList.contains('section-link')); return first ? box(first) : null; })(),
       firstLine: box(s.querySelector(':scope > .code .line'))})),
-    math: [...document.querySelectorAll('math')].map(m => { const r = m.getBoundingClientRect(); return [r.width, r.height]; }),
+    prosePage: !!document.querySelector('.page.prose-page'),
+    // (the English originals of a translated page are hidden until the reader asks for them)
+    math: [...document.querySelectorAll('math')].filter(m => !m.closest('.original')).map(m => { const r = m.getBoundingClientRect(); return [r.width, r.height]; }),
     scrollWidth: document.documentElement.scrollWidth,
     innerWidth: innerWidth,
   };
@@ -140,7 +144,7 @@ def test_desktop_prose_beside_code_math_laid_out_code_highlighted(built_site, br
     for rel in pages:
         page.goto(base_url + rel)
         layout = page.evaluate(LAYOUT_JS)
-        if not layout["sections"]:
+        if not layout["sections"] and not layout["prosePage"]:
             problems.append(f"{rel}: no section with prose and code")
         for s in layout["sections"]:
             docs, code = s["docs"], s["code"]
@@ -497,11 +501,24 @@ def test_copy_button_is_reachable_by_keyboard_and_copies_the_code(built_site, br
 def test_page_links_to_its_source_and_notebook(built_site, browser, base_url):
     context, page, _ = new_page(browser, DESKTOP)
     page.goto(base_url + "zh/annotated_attention/mha.html")
-    for suffix in (".py", ".ipynb"):
+    for suffix in (".py.html", ".ipynb"):
         href = page.get_attribute(f".page-tools a[href$='{suffix}']", "href")
         assert href, f"no {suffix} link"
         response = page.request.get(urljoin(page.url, href))
         assert response.ok, href
+    notebook = json.loads(page.request.get(urljoin(page.url, page.get_attribute(".page-tools a[href$='.ipynb']", "href"))).text())
+    assert notebook["metadata"]["title"] == page.text_content("title").split(" · ")[0]  # the zh notebook
+    # "View source" opens a page: the whole file, highlighted, line-numbered, with a download link.
+    with page.expect_navigation():
+        page.click(".page-tools a[href$='.py.html']")
+    assert page.evaluate("document.documentElement.lang") == "zh"
+    lines = page.eval_on_selector_all(".source-view .line", "els => els.map(e => e.textContent)")
+    source = (built_site / "annotated_attention/mha.py").read_text(encoding="utf-8").rstrip("\n").split("\n")
+    assert [l if l != " " else "" for l in lines] == source
+    assert page.eval_on_selector_all(".source-view .kn, .source-view .k", "els => els.length") > 10  # highlighted
+    download = page.get_attribute("a[download]", "href")
+    assert download.endswith("mha.py") and page.request.get(urljoin(page.url, download)).text().rstrip("\n").split("\n") == source
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
     context.close()
 
 
@@ -531,6 +548,7 @@ def _axe_pages(lang: str) -> list[str]:
         f"{p}translation-status.html",
         f"{p}search.html?q=attention",
         f"{p}does-not-exist.html",  # the 404 page, as a server shows it
+        f"{p}annotated_attention/mha.py.html",  # "View source"
     ]
 
 
@@ -603,6 +621,302 @@ def test_metadata_favicon_and_open_graph(built_site, browser, base_url):
 
 
 # ---------------------------------------------------------------------------------------------
+# Reading in order: previous/next, table of contents, prose pages, code and math that fit
+
+
+def _walk_by_next(page, base_url: str, start: str) -> list[str]:
+    seen = []
+    page.goto(base_url + start)
+    while True:
+        seen.append(page.url[len(base_url):].split("#")[0])
+        assert len(seen) < 60, seen
+        nxt = page.query_selector(".pager-bottom a[rel=next]")
+        if nxt is None:
+            return seen
+        # The bottom link is below the page's last section, the top one above its first.
+        boxes = page.evaluate("""() => {
+          const r = e => e ? e.getBoundingClientRect().top + scrollY : null;
+          const secs = document.querySelectorAll('.page > .section, .children');
+          return {top: r(document.querySelector('.pager-top')), bottom: r(document.querySelector('.pager-bottom')),
+                  first: secs.length ? r(secs[0]) : null, last: secs.length ? secs[secs.length - 1].getBoundingClientRect().bottom + scrollY : null};
+        }""")
+        if boxes["first"] is not None:
+            assert boxes["top"] < boxes["first"] and boxes["bottom"] >= boxes["last"] - 1, (seen[-1], boxes)
+        with page.expect_navigation():
+            nxt.click()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_next_alone_walks_the_tutorial_in_its_reading_order(built_site, browser, base_url, lang, viewport):
+    context, page, rec = new_page(browser, viewport, "dark" if viewport is PHONE else "light")
+    seen = _walk_by_next(page, base_url, f"{PREFIX[lang]}index.html")
+    # The folder page's own list gives the order: its links, in the order its prose has them.
+    listed = page.goto(f"{base_url}{PREFIX[lang]}annotated_attention/index.html") and page.eval_on_selector_all(
+        ".page .section a[href$='.html']", "els => els.map(a => a.getAttribute('href')).filter(h => !h.includes('/') && h !== 'index.html')")
+    listed = list(dict.fromkeys(listed))
+    tutorial = [u.rsplit("/", 1)[1] for u in seen if "/annotated_attention/" in "/" + u and not u.endswith("index.html")]
+    assert tutorial[: len(listed)] == listed, (tutorial, listed)
+    published = {p.rsplit("/", 1)[1] for p in content_pages(built_site, lang) if "annotated_attention/" in p and not p.endswith("index.html")}
+    assert set(tutorial) == published
+    cards = page.eval_on_selector_all(".children li > a", "els => els.map(a => a.getAttribute('href'))")
+    assert cards == tutorial
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+def test_table_of_contents_is_a_sticky_panel_that_marks_the_section_in_view(browser, base_url):
+    context, page, rec = new_page(browser, DESKTOP)
+    page.goto(base_url + "annotated_attention/mha.html")
+    toc, article = page.evaluate("() => [document.querySelector('.toc'), document.querySelector('.page')].map(e => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top}; })")
+    assert toc["right"] <= article["left"] + 1, (toc, article)
+    assert page.evaluate("document.querySelector('.toc details').open")
+    targets = page.eval_on_selector_all(".toc a", "els => els.map(a => a.getAttribute('href').slice(1))")
+    assert len(targets) > 5
+    for target in (targets[len(targets) // 3], targets[len(targets) // 2]):
+        page.evaluate("id => document.getElementById(id).scrollIntoView()", target)
+        page.wait_for_timeout(150)
+        state = page.evaluate("""() => { const t = document.querySelector('.toc').getBoundingClientRect();
+            const header = document.querySelector('.site-header').getBoundingClientRect();
+            const cur = document.querySelector('.toc a[aria-current=location]');
+            return {top: t.top - header.bottom, headerTop: header.top, bottom: t.bottom, current: cur && cur.getAttribute('href').slice(1),
+                    curTop: cur && cur.getBoundingClientRect().top, height: innerHeight}; }""")
+        assert -1 <= state["top"] < 5 and state["headerTop"] == 0, state  # sticky: under the sticky header
+        assert state["current"] == target, state
+        assert 0 <= state["curTop"] < state["height"], state  # the marked entry is visible
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+def test_table_of_contents_folds_on_phones(browser, base_url):
+    context, page, rec = new_page(browser, PHONE)
+    page.goto(base_url + "zh/annotated_attention/mha.html")
+    closed = page.evaluate("() => document.querySelector('.toc').getBoundingClientRect().height")
+    assert not page.evaluate("document.querySelector('.toc details').open") and closed < 60, closed
+    page.keyboard.press("Tab")
+    page.focus(".toc summary")
+    page.keyboard.press("Enter")
+    opened = page.evaluate("() => document.querySelector('.toc').getBoundingClientRect().height")
+    assert opened > closed + 100
+    page.click(".toc li:nth-child(3) a")
+    page.wait_for_timeout(150)
+    assert not page.evaluate("document.querySelector('.toc details').open")  # folds again after a jump
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+def test_index_page_reads_as_one_column_without_an_empty_code_column(browser, base_url):
+    context, page, _ = new_page(browser, DESKTOP)
+    page.goto(base_url + "annotated_attention/index.html")
+    boxes = page.evaluate("""() => [...document.querySelectorAll('.page > .section')].map(s => {
+        const d = s.querySelector(':scope > .docs').getBoundingClientRect(); const c = s.querySelector(':scope > .code');
+        const cb = c && c.getBoundingClientRect(); return {docs: [d.left, d.right, d.bottom], code: cb && [cb.left, cb.top, cb.height]}; })""")
+    for box in boxes:
+        if box["code"]:
+            assert box["code"][1] >= box["docs"][2] - 1, box  # under its prose, not beside it
+            assert box["code"][2] < 80, box  # as tall as its code, not as the section
+    context.close()
+
+
+CODE_FIT_JS = """() => {
+  const out = {overflow: [], wrapped: 0, marked: 0, covered: []};
+  document.querySelectorAll('.section > .code').forEach(block => {
+    const pre = block.querySelector('pre.code');
+    if (pre.scrollWidth > pre.clientWidth + 1) out.overflow.push(block.parentElement.id);
+    const lh = parseFloat(getComputedStyle(pre).lineHeight);
+    pre.querySelectorAll('.line').forEach(line => {
+      if (line.getBoundingClientRect().height > lh * 1.5) {
+        out.wrapped++;
+        if (getComputedStyle(line).backgroundImage.includes('gradient')) out.marked++;
+      }
+    });
+    const button = block.querySelector('.copy-button');
+    if (button) {
+      button.style.opacity = '1';
+      const b = button.getBoundingClientRect();
+      pre.querySelectorAll('.line').forEach(line => {
+        const range = document.createRange(); range.selectNodeContents(line);
+        for (const r of range.getClientRects()) {
+          if (r.width && r.right > b.left && r.left < b.right && r.bottom > b.top && r.top < b.bottom) { out.covered.push(line.dataset.line); }
+        }
+      });
+    }
+  });
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_long_code_lines_wrap_with_a_marker_and_copy_never_covers_code(built_site, browser, base_url, viewport):
+    context, page, _ = new_page(browser, viewport)
+    wrapped = 0
+    for rel in content_pages(built_site, "en"):
+        page.goto(base_url + rel)
+        fit = page.evaluate(CODE_FIT_JS)
+        assert not fit["overflow"], (rel, fit["overflow"])  # nothing cut at the right edge
+        assert fit["marked"] == fit["wrapped"], (rel, fit)  # every wrapped line shows its marker
+        assert not fit["covered"], (rel, fit["covered"])
+        wrapped += fit["wrapped"]
+    assert wrapped > 0  # the tutorial has long lines: they did wrap
+    context.close()
+
+
+def test_header_stays_on_one_line_at_desktop_width(built_site, browser, base_url):
+    context, page, _ = new_page(browser, DESKTOP)
+    for lang in LANGS:
+        for rel in html_pages(built_site, lang):
+            page.goto(base_url + rel)
+            rows = page.evaluate("""() => { const h = document.querySelector('.site-header');
+                const boxes = [...h.querySelectorAll('.breadcrumbs li, .search, .languages li')].map(e => e.getBoundingClientRect()).filter(r => r.height);
+                const top = Math.max(...boxes.map(r => r.top)), bottom = Math.min(...boxes.map(r => r.bottom));
+                return {shared: top < bottom, height: h.getBoundingClientRect().height}; }""")
+            assert rows["shared"] and rows["height"] < 60, (rel, rows)  # one row: every item overlaps every other
+    context.close()
+
+
+def test_wide_formulas_on_phones_show_that_they_scroll(built_site, browser, base_url):
+    context, page, _ = new_page(browser, PHONE)
+    found = 0
+    for rel in content_pages(built_site, "en"):
+        page.goto(base_url + rel)
+        page.wait_for_timeout(100)
+        for box in page.evaluate("""() => [...document.querySelectorAll('.docs math[display=block]')]
+              .filter(m => m.scrollWidth > m.clientWidth + 1)
+              .map(m => ({cls: m.className.baseVal === undefined ? m.getAttribute('class') : m.className.baseVal, tab: m.getAttribute('tabindex'),
+                          bg: getComputedStyle(m).backgroundImage, border: getComputedStyle(m).borderBottomStyle}))"""):
+            found += 1
+            assert "scrolls" in (box["cls"] or "") and box["tab"] == "0" and "gradient" in box["bg"] and box["border"] == "dotted", (rel, box)
+    if not found:
+        pytest.skip("no display formula is wider than a phone")
+    context.close()
+
+
+TEX = re.compile(r"\\[A-Za-z]{2,}|\^\{|_\{")
+
+
+@pytest.mark.parametrize("lang,query", [("en", "softmax"), ("en", "mask"), ("zh", "注意力"), ("ru", "внимание")])
+def test_search_results_show_math_as_text_never_tex(built_site, browser, base_url, lang, query):
+    from labml_site.render.search_index import parse_index_js
+
+    data = json.dumps(parse_index_js((built_site / PREFIX[lang] / "search-index.js").read_text(encoding="utf-8")), ensure_ascii=False)
+    texts = [t for t in re.findall(r'"((?:[^"\\]|\\.)*)"', data)]
+    assert not [t for t in texts if TEX.search(json.loads(f'"{t}"'))], [t for t in texts if TEX.search(json.loads(f'"{t}"'))][:3]
+    context, page, rec = new_page(browser, DESKTOP)
+    page.goto(f"{base_url}{PREFIX[lang]}search.html?q={query}")
+    try:
+        page.wait_for_selector("#search-page-results li", timeout=3000)
+    except Exception:
+        if lang == "en":
+            raise
+        pytest.skip(f"no {lang} result for {query}")
+    snippets = page.eval_on_selector_all("#search-page-results li", "els => els.map(e => e.textContent)")
+    assert snippets and not any(TEX.search(s) for s in snippets), [s for s in snippets if TEX.search(s)][:3]
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+def test_language_switcher_keeps_the_section_in_view_without_a_fragment(browser, base_url):
+    context, page, rec = new_page(browser, DESKTOP)
+    rel = "annotated_attention/mha.html"
+    page.goto(base_url + rel)
+    # A tall section past the middle of the page, its top just under the (sticky) header.
+    target = page.eval_on_selector_all(".page > .section", "els => els.slice(Math.floor(els.length / 2)).find(e => e.getBoundingClientRect().height > 300).id")
+    page.evaluate("id => window.scrollTo(0, document.getElementById(id).getBoundingClientRect().top + scrollY - document.querySelector('.site-header').offsetHeight - 10)", target)
+    page.wait_for_timeout(100)
+    assert page.evaluate("location.hash") == ""
+    with page.expect_navigation():
+        page.click(".languages a[hreflang=zh]")
+    assert page.url.endswith(f"zh/{rel}#{target}")
+    top = page.evaluate("id => document.getElementById(id).getBoundingClientRect().top", target)
+    assert 0 <= top < 200, top
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+def test_bilingual_toggle_shows_the_english_under_translations_and_is_remembered(browser, base_url):
+    context, page, rec = new_page(browser, DESKTOP)
+    page.goto(base_url + "zh/annotated_attention/mha.html")
+    # English shown for a missing translation keeps lang="en"; the originals are hidden at first.
+    assert page.eval_on_selector_all(".untranslated", "els => els.every(e => e.lang === 'en')")
+    assert page.eval_on_selector_all(".original", "els => els.length && els.every(e => e.lang === 'en' && !e.offsetHeight)")
+    toggle = page.locator(".bilingual-toggle")
+    assert toggle.get_attribute("aria-pressed") == "false"
+    toggle.focus()
+    page.keyboard.press("Enter")  # keyboard: a real button
+    assert toggle.get_attribute("aria-pressed") == "true"
+    shown = page.evaluate("""() => { const o = document.querySelector('.original'); const d = o.parentElement;
+        const r = o.getBoundingClientRect(), t = d.getBoundingClientRect();
+        const translated = [...d.children].find(c => !c.classList.contains('section-link') && !c.classList.contains('original'));
+        return {height: r.height, inside: r.left >= t.left - 1 && r.right <= t.right + 1, under: r.top >= translated.getBoundingClientRect().bottom - 1}; }""")
+    assert shown["height"] > 20 and shown["inside"] and shown["under"], shown
+    # Remembered on the next page, and in the other language.
+    page.click(".pager-bottom a[rel=next]")
+    page.wait_for_load_state()
+    assert page.evaluate("document.documentElement.classList.contains('show-original')")
+    page.goto(base_url + "ru/annotated_attention/mha.html")
+    assert page.get_attribute(".bilingual-toggle", "aria-pressed") == "true"
+    page.click(".bilingual-toggle")
+    page.goto(base_url + "zh/annotated_attention/mha.html")
+    assert page.get_attribute(".bilingual-toggle", "aria-pressed") == "false"
+    assert page.query_selector(".original") is not None and not page.evaluate("document.querySelector('.original').offsetHeight")
+    page.goto(base_url + "annotated_attention/mha.html")
+    assert page.query_selector(".bilingual-toggle") is None  # nothing to compare in English
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_page_markdown_and_llms_txt_for_machines(built_site, browser, base_url, lang):
+    context, page, _ = new_page(browser, DESKTOP)
+    response = page.request.get(f"{base_url}{PREFIX[lang]}llms.txt")
+    assert response.ok
+    listed = re.findall(r"\]\(([^)]+\.md)\)", response.text())
+    assert listed and listed[0].endswith("index.html.md")
+    for rel in listed:
+        md = page.request.get(f"{base_url}{PREFIX[lang]}{rel}")
+        assert md.ok, rel
+        text = md.text()
+        assert text.startswith("# ") and "<math" not in text and "<span" not in text, rel
+    mha = page.request.get(f"{base_url}{PREFIX[lang]}annotated_attention/mha.html.md").text()
+    assert "```python" in mha and "$" in mha and "\\sqrt" in mha  # code fenced, math as TeX
+    context.close()
+
+
+FIGURE_LUMA_JS = """async () => {
+  const out = [];
+  for (const img of [...document.querySelectorAll('.docs img[src$=".svg"]')].filter(i => !i.closest('.original'))) {
+    img.loading = 'eager'; img.scrollIntoView();
+    await Promise.race([img.decode().catch(() => null), new Promise(r => setTimeout(r, 3000))]);
+    await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const c = document.createElement('canvas'); c.width = img.naturalWidth; c.height = img.naturalHeight;
+    const g = c.getContext('2d'); g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data; let sum = 0;
+    for (let i = 0; i < d.length; i += 4) sum += (0.2126 * d[i] + 0.7152 * d[i + 1] + 0.0722 * d[i + 2]) / 255;
+    const r = img.getBoundingClientRect();
+    out.push({src: img.getAttribute('src'), alt: img.alt, luma: sum / (d.length / 4), width: r.width, fits: r.right <= innerWidth});
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_figures_follow_the_theme(browser, base_url, scheme, viewport):
+    context, page, rec = new_page(browser, viewport, scheme)
+    for lang in LANGS:
+        page.goto(f"{base_url}{PREFIX[lang]}annotated_attention/mha.html")
+        figures = page.evaluate(FIGURE_LUMA_JS)
+        assert figures, "no SVG figure on the page"
+        for figure in figures:
+            # The page's own background: white paper in light mode, the dark theme's in dark mode.
+            assert (figure["luma"] > 0.6) if scheme == "light" else (figure["luma"] < 0.35), (lang, figure)
+            assert figure["fits"] and figure["width"] > 200, figure
+            assert figure["alt"], figure
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+# ---------------------------------------------------------------------------------------------
 # Screenshots for people
 
 
@@ -611,6 +925,9 @@ def test_screenshots_for_review(browser, base_url):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     written = []
     shots = [(lang, f"{PREFIX[lang]}annotated_attention/mha.html", "mha") for lang in LANGS]
+    shots += [(lang, f"{PREFIX[lang]}annotated_attention/mha.html#causal_mask", "figure") for lang in LANGS]
+    shots += [(lang, f"{PREFIX[lang]}annotated_attention/index.html", "index") for lang in LANGS]
+    shots += [("zh", "zh/annotated_attention/mha.py.html", "source")]
     shots += [("en", "index.html", "home"), ("zh", "zh/search.html?q=attention", "search"), ("ru", "ru/annotated_attention/transformer.html#TransformerLayer", "transformer")]
     for size_name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
         for scheme in ("light", "dark"):

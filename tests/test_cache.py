@@ -552,3 +552,40 @@ def test_file_digests_read_a_file_again_only_when_it_may_have_changed(tmp_path, 
     # What is not a regular file is never opened, and digests as a value of its own.
     os.mkfifo(path)
     assert digest_in_a_new_build().startswith("refused:") and reads.count(path) == 4
+
+
+def _pager(path: Path) -> dict[str, tuple[str, str]]:
+    """rel → (href, title) of the page's previous/next links (the top pager)."""
+    import re
+
+    found = {}
+    for rel, href, title in re.findall(r'<a class="pager-\w+" rel="(prev|next)" href="([^"]*)">.*?<span class="pager-title">([^<]*)</span>', text(path)):
+        found.setdefault(rel, (href, title))
+    return found
+
+
+def test_prev_next_follow_titles_and_the_reading_order(tmp_path):
+    """Previous/next links are inputs of the pages that show them: renaming a page updates its
+    neighbours, and reordering the folder page's list reorders every link."""
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    build(config(src, tr, out))
+    assert _pager(out / "toy/user.html")["prev"] == ("page.html", "Scaled scores")
+    assert _pager(out / "toy/index.html")["next"] == ("page.html", "Scaled scores")
+    assert '<link rel="prev" href="page.html">' in text(out / "toy/user.html")
+
+    edit(src / "toy/page.py", "title: Scaled scores", "title: Scores, scaled")
+    result = build(config(src, tr, out))
+    assert result.stats.analysed == 1
+    assert _pager(out / "toy/user.html")["prev"] == ("page.html", "Scores, scaled")  # a neighbour, re-rendered
+    assert _pager(out / "toy/index.html")["next"] == ("page.html", "Scores, scaled")
+    assert _pager(out / "zh/toy/user.html")["prev"][0] == "page.html"
+
+    # The folder page now lists user.html first: the order of cards and links follows it.
+    edit(src / "toy/__init__.py", "Start with [the scores](page.html).", "Start with [the user](user.html), then [the scores](page.html).")
+    build(config(src, tr, out))
+    assert _pager(out / "toy/index.html")["next"] == ("user.html", "Using the scale")
+    assert _pager(out / "toy/user.html")["next"] == ("page.html", "Scores, scaled")
+    assert "next" not in _pager(out / "toy/page.html")
+    index = text(out / "toy/index.html")
+    assert index.index('href="user.html">Using the scale') < index.index('href="page.html">Scores, scaled')

@@ -45,7 +45,7 @@ def scale(scores, d_k):
 '''
 
 
-def test_prose_text_keeps_words_code_and_inline_tex_and_drops_markers():
+def test_prose_text_keeps_words_code_and_inline_math_as_text_and_drops_markers():
     html = (
         '<div class="untranslated" lang="en"><span class="untranslated-marker">尚未翻译</span>'
         "<h2>Heading <code>x</code></h2><p>Divide by <math display=\"inline\"><semantics><mi>d</mi>"
@@ -56,17 +56,17 @@ def test_prose_text_keeps_words_code_and_inline_tex_and_drops_markers():
     heading, text = prose_text(html)
     assert heading == "Heading x"
     assert "尚未翻译" not in text
-    assert "Divide by \\sqrt{d_k} now." in text  # inline math as its TeX, not MathML letters
+    assert "Divide by √dₖ now." in text  # inline math as readable text, never TeX
     assert "y = x" not in text and "…" in text  # display math is not indexed
     assert "A figure" in text and text.endswith("after")
 
 
-def test_index_text_of_a_page_with_math_has_the_tex_and_no_mathml():
+def test_index_text_of_a_page_with_math_has_readable_math_and_no_tex_or_mathml():
     page = localize(analyse("toy/page.py", "toy/page.html", PAGE), "en", None, "Not yet translated")
     assert all("<math" in s.prose_html and "<mrow>" in s.prose_html for s in page.sections if s.has_prose)
     found = entries({"toy/page.py": page}, {"toy/page.py": "toy/page.html"})
     texts = {e.section: e.text for e in found}
-    assert texts["scaled-scores"] == "We divide by \\sqrt{d_k} before the softmax."
+    assert texts["scaled-scores"] == "We divide by √dₖ before the softmax."
     assert texts["scale"] == "Divide scores once. …"  # display math: a gap, not its letters
     names = re.compile(r"\b(?:math|semantics|annotation|mrow|mi|mo|mn|msub|msup|msqrt|mfrac)\b")
     for entry in found:
@@ -82,7 +82,7 @@ def test_stray_end_tags_do_not_lose_text():
     # The heading is the first one with text; a display formula is not part of it, inline TeX is.
     ('<h2></h2><p>a</p><h3>Real <math xmlns="http://www.w3.org/1998/Math/MathML" display="inline">'
      '<semantics><mi>α</mi><annotation encoding="application/x-tex">\\alpha</annotation></semantics>'
-     "</math></h3><h2>Later</h2>", ("Real \\alpha", "a Real \\alpha Later")),
+     "</math></h3><h2>Later</h2>", ("Real α", "a Real α Later")),
     # An end tag that closes the heading's parent closes the heading too.
     ("<div><h2>Title</div>more</h2> text", ("Title", "Title more text")),
     ("<h2>Open heading <p>never closed", ("", "Open heading never closed")),
@@ -140,7 +140,7 @@ def test_build_writes_an_index_per_language_in_that_language(tmp_path):
     assert set(en_rows) == set(zh_rows)
     first = next(k for k in en_rows if k[1] and k[0] == "toy/page.html")
     assert "before the softmax" in en_rows[first][4]
-    assert "在 softmax 之前除以" in zh_rows[first][4] and "\\sqrt{d_k}" in zh_rows[first][4]
+    assert "在 softmax 之前除以" in zh_rows[first][4] and "√dₖ" in zh_rows[first][4] and "\\sqrt" not in zh_rows[first][4]
     scaling = next(r for r in en["entries"] if r[3] == "Scaling")
     assert scaling[5] == ["scale"] and "Divide scores once." in scaling[4]
     assert not scaling[4].startswith("Scaling")  # the heading is the title, not repeated in text

@@ -35,6 +35,8 @@ class PageHead:
     blocks: int  # prose blocks, for the translation status table
     notebook: bool  # the page gets an .ipynb
     redirect: str = ""  # a page without prose that only points elsewhere (front matter `redirect:`)
+    order: str = ""  # front matter `order:`, for the folder's reading order
+    links: tuple[str, ...] = ()  # site paths the prose links to, in order (a folder index's list)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ def page_head(data: PageData) -> PageHead:
         sum(len(s.blocks) for s in data.sections),
         wants_notebook(data),
         data.redirect,
+        data.order,
+        data.links,
     )
 
 

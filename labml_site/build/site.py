@@ -18,8 +18,10 @@ everything is rendered. Either way a build that fails leaves the previous site a
 from __future__ import annotations
 
 import contextlib
+import html
 import gc
 import posixpath
+import re
 import shutil
 import time
 from dataclasses import dataclass, field, replace
@@ -30,6 +32,10 @@ from urllib.parse import urlparse
 from .. import __version__
 from ..typeset import highlight
 from ..typeset import linking
+from ..render import figures
+from ..render import markdown
+from ..render.localize import plain_text
+from ..translate.catalog import Catalog
 from ..render import notebooks
 from ..render import search_index
 from ..render import sitemap  # reader extras
@@ -38,6 +44,7 @@ from ..findings import Finding, Report
 from ..render.i18n import UI, language_name, load_ui, text_direction
 from ..render.localize import LocalPage
 from ..render.redirect import redirect_html
+from ..render.math_text import mathml_text, plain_with_math
 from ..render.text import local_page
 from .cache import BuildStats
 from .engine import Engine
@@ -52,12 +59,13 @@ from .prepare import (
     linked_page,
     load_page,
     load_text,
+    source_of,
     prepare_pages,
     record_links,
 )
 from ..render.theme import Theme
 from ..translate import glossary
-from ..read.structure import Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, relative_url
+from ..read.structure import Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, reading_order, relative_url
 
 
 @dataclass
@@ -115,6 +123,37 @@ class _Site:
     site_titles: dict[str, str] = field(default_factory=dict)  # lang → the site's name (_render_language)
     locals: dict[tuple[str, str], LocalPage] = field(default_factory=dict)  # (rel, lang) → page, loaded so far
     languages: dict[str, tuple[str, str]] = field(default_factory=dict)  # lang → (its name, text direction)
+    orders: dict[str, list] = field(default_factory=dict)  # folder rel → its pages and subfolders, in reading order
+    sequence: list = field(default_factory=list)  # every page and folder listing, in reading order
+    markdown: dict[tuple[str, str], object] = field(default_factory=dict)  # (rel, lang) → sections' Markdown; (rel, "source") → source HTML
+
+    def order(self, folder: Folder) -> list:
+        """The folder's published pages and its subfolders in reading order (`reading_order`):
+        the folder page's list of links, then `order:` front matter, then file names. From the
+        heads only, so it costs nothing when the site is reused."""
+        found = self.orders.get(folder.rel)
+        if found is None:
+            index = self.heads.get(folder.index.rel) if folder.index else None
+            shown = [p.rel for p in folder.pages if p.rel in self.heads and self.heads[p.rel].has_sections]
+            orders = {rel: head.order for rel, head in self.heads.items() if head.order}
+            found = self.orders[folder.rel] = reading_order(
+                folder, self.files.folders, index.links if index else (), orders, shown + list(folder.subfolders)
+            )
+        return found
+
+    def reading_sequence(self) -> list:
+        """Every page and folder listing one after the other, as "next" walks them: a folder's
+        page, then what it holds in reading order (a subfolder with all of its own)."""
+        if not self.sequence and "" in self.files.folders:
+            def visit(folder: Folder) -> None:
+                self.sequence.append(folder)
+                for item in self.order(folder):
+                    if isinstance(item, Folder):
+                        visit(item)
+                    else:
+                        self.sequence.append(item)
+            visit(self.files.folders[""])
+        return self.sequence
 
     @property
     def heads(self) -> dict[str, PageHead]:
@@ -188,16 +227,30 @@ def _folder_title(site: _Site, lang: str, folder: Folder) -> tuple[str, str]:
 
 
 def _children(site: _Site, lang: str, folder: Folder) -> list[list[str]]:
-    """(title, summary, URL) of what a folder lists: its subfolders, then its pages."""
+    """(title, summary, URL) of what a folder lists (its pages and subfolders), in reading order."""
     children = []
-    for sub in folder.subfolders:
-        sub_folder = site.files.folders[sub]
-        children.append([*_folder_title(site, lang, sub_folder), sub_folder.url])
-    for page in folder.pages:
-        if page.rel in site.heads and site.heads[page.rel].has_sections:
-            text = site.text(page.rel, lang)
-            children.append([text.title, text.summary, page.url])
+    for item in site.order(folder):
+        if isinstance(item, Folder):
+            children.append([*_folder_title(site, lang, item), item.url])
+        else:
+            text = site.text(item.rel, lang)
+            children.append([plain_with_math(text.title), plain_with_math(text.summary), item.url])
     return children
+
+
+def _title_of(site: _Site, lang: str, item: SourceFile | Folder) -> str:
+    return _folder_title(site, lang, item)[0] if isinstance(item, Folder) else site.text(item.rel, lang).title
+
+
+def _neighbours(site: _Site, lang: str) -> dict[str, list]:
+    """URL → [previous, next] in the reading sequence, each [title, URL] or None (for the
+    render inputs: a renamed page changes its neighbours' links)."""
+    sequence = site.reading_sequence()
+    entries = [[_title_of(site, lang, item), item.url] for item in sequence]
+    return {
+        entry[1]: [entries[i - 1] if i else None, entries[i + 1] if i + 1 < len(entries) else None]
+        for i, entry in enumerate(entries)
+    }
 
 
 def _inputs(site: _Site, lang: str, template: str, url: str, title: str, description: str = "", **extra) -> dict:
@@ -270,21 +323,120 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         "sections": [],
         "children": [{"title": t, "summary": s, "href": relative_url(url, u)} for t, s, u in inputs.get("children", ())],
         "source_href": "",
+        "source_is_page": False,
         "notebook_href": "",
         "repo_href": inputs.get("repo_href", ""),
+        "prev": None,
+        "next": None,
+        "toc": [],
+        "prose_page": False,
+        "originals": {},
     }
+    nav = inputs.get("nav")
+    if nav:
+        for name, neighbour in zip(("prev", "next"), nav):
+            if neighbour:
+                context[name] = {"title": neighbour[0], "href": relative_url(url, neighbour[1])}
     rel = inputs.get("rel")
     if rel is not None:
         context["sections"] = site.local(rel, lang).sections
+        context["toc"] = _toc(context["sections"])
+        context["prose_page"] = _mostly_prose(context["sections"])
+        if inputs.get("original"):
+            context["originals"] = _originals(context["sections"], site.local(rel, config.base_lang).sections)
         if inputs.get("source"):
-            context["source_href"] = relative_url(here, rel)
-        if inputs.get("notebook"):
-            context["notebook_href"] = relative_url(here, notebooks.notebook_path(rel))
+            context["source_href"] = relative_url(url, rel + ".html") if inputs.get("source_page") else relative_url(here, rel)
+            context["source_is_page"] = bool(inputs.get("source_page"))
+        if inputs.get("notebook"):  # each language's own (the English one for the base language)
+            context["notebook_href"] = relative_url(here, prefix + notebooks.notebook_path(rel))
+    source = inputs.get("source_of")
+    if source is not None:
+        context.update(
+            code_html=_source_html(site, source),
+            download_href=relative_url(here, source),
+            page_href=relative_url(url, inputs["page_url"]),
+            page_title=inputs["page_title"],
+            file_name=posixpath.basename(source),
+        )
     if "rows" in inputs:
-        context.update(rows=inputs["rows"], totals=inputs["totals"])
+        context.update(rows=inputs["rows"], totals=inputs["totals"], show_files=inputs.get("files", True))
     if inputs.get("not_found"):
         _not_found_links(site, lang, context)
     return context
+
+
+_HEADING_RE = re.compile(r"<h([23])(?:\s[^>]*)?>(.*?)</h\1>", re.S)
+_MATH_RE = re.compile(r"<math\b.*?</math>", re.S)
+_ANY_TAG_RE = re.compile(r"<[^>]*>")
+
+
+def _toc(sections) -> list[dict]:
+    """The page's table of contents: each h2/h3 of its prose, as plain text (math as the text of
+    its MathML, never TeX), linking to the section that holds it."""
+    toc = []
+    for section in sections:
+        for level, inner in _HEADING_RE.findall(section.prose_html):
+            inner = _MATH_RE.sub(lambda m: html.escape(mathml_text(m.group(0)), quote=False), inner)
+            text = " ".join(html.unescape(_ANY_TAG_RE.sub("", inner)).split())
+            if text:
+                toc.append({"level": int(level), "title": text, "href": "#" + section.id})
+    return toc
+
+
+_LINE_PREFIX = re.compile(r'<span class="line" data-line="(\d+)">')
+
+
+def _source_html(site: _Site, rel: str) -> str:
+    """The whole file with line numbers: code lines as the page highlights them (without links:
+    their targets are the page's), comment and docstring lines (the page's prose) as comments.
+    Made once for every language."""
+    found = site.markdown.get((rel, "source"))
+    if found is None:
+        found = site.markdown[(rel, "source")] = _source_lines_html(site, rel)
+    return found
+
+
+def _source_lines_html(site: _Site, rel: str) -> str:
+    data = load_page(site.prepared, site.engine, rel)
+    highlighted: dict[int, str] = {}
+    for section in data.sections:
+        if not section.code_html:
+            continue
+        body = section.code_html.split("<code>", 1)[1].rsplit("</code>", 1)[0]
+        for row in body.split("\n"):
+            m = _LINE_PREFIX.match(row)
+            if m:
+                highlighted[int(m.group(1))] = row[m.end(): -len("</span>")]
+    lines = []
+    text = source_of(site.prepared, rel).decode("utf-8", errors="replace").removeprefix("\ufeff")
+    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
+        if number in highlighted:
+            lines.append(highlighted[number])
+        elif line.strip():
+            kind = "c1" if line.lstrip().startswith("#") else "sd"
+            lines.append(f'<span class="{kind}">{html.escape(line, quote=False)}</span>')
+        else:
+            lines.append("")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return highlight.render_code(lines, 1)
+
+
+def _originals(sections, english) -> dict[str, str]:
+    """Section id → its English prose, for each section with a translated block (what the
+    bilingual toggle shows under the translation; untranslated blocks already are English)."""
+    return {
+        section.id: original.prose_html
+        for section, original in zip(sections, english)
+        if original.has_prose and any(status == "translated" for status, _ in section.texts)
+    }
+
+
+def _mostly_prose(sections) -> bool:
+    """A page with (almost) no code reads as one column: an index whose code is one line must
+    not keep a code column the height of the page."""
+    lines = sum(s.code_end - s.code_start + 1 for s in sections if s.code_html)
+    return lines <= 3 and any(s.has_prose for s in sections)
 
 
 def _render(site: _Site, lang: str, ui: UI, language_key: str, inputs: dict) -> None:
@@ -318,6 +470,8 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
     site.site_titles[lang] = config.site_title or home_title or ui.gettext("Annotated tutorials")
     language_key = _language_key(site, lang, ui)
 
+    neighbours = _neighbours(site, lang)
+
     # Pages
     for file in site.files.pages:
         head, text = site.heads[file.rel], site.text(file.rel, lang)
@@ -326,7 +480,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                 site.engine.output(prefix + file.url, Engine.key("redirect", head.redirect, text.title, lang),
                                    lambda h=head, t=text.title: redirect_html(h.redirect, t, lang))
             continue
-        extra: dict = {"rel": file.rel, "sections": site.sections_token(file.rel, lang)}
+        extra: dict = {"rel": file.rel, "sections": site.sections_token(file.rel, lang), "nav": neighbours.get(file.url)}
         if file.is_index:
             extra["children"] = _children(site, lang, site.files.folders[file.folder])
         if lang != config.base_lang and not text.fully_translated:
@@ -336,26 +490,61 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                 "file": f"{posixpath.basename(str(config.translations))}/{file.base}.{lang}.json",
                 "edit_href": (config.edit_url.rstrip("/") + f"/{file.base}.{lang}.json") if config.edit_url else "",
             }
+        if lang != config.base_lang:  # the English original, shown beside a translation on request
+            extra["original"] = site.sections_token(file.rel, config.base_lang)
         if head.is_python:
             extra.update(source=True, notebook=head.notebook)
+            source_page = prefix + file.rel + ".html"
+            if file.rel in site.prepared.kept:  # the last good page keeps its last source page
+                previous = site.engine.out / source_page
+                if previous.is_file() and not previous.is_symlink():
+                    extra["source_page"] = True
+                    site.engine.outputs[source_page] = previous
+            else:  # "View source": the file, readable, highlighted
+                extra["source_page"] = True
+                _render(site, lang, ui, language_key, _inputs(
+                    site, lang, "source.html", file.rel + ".html", posixpath.basename(file.rel),
+                    source_of=file.rel, analysis=site.prepared.keys[file.rel], page_url=file.url, page_title=text.title,
+                ))
         if config.source_url:  # "view on GitHub": the page's source, each section's lines
             extra["repo_href"] = config.source_url.rstrip("/") + "/" + file.rel
         _render(site, lang, ui, language_key, _inputs(site, lang, "page.html", file.url, text.title, text.summary, **extra))
+        token = site.sections_token(file.rel, lang)
+        site.engine.output(  # the page as Markdown, for programs (llms.txt lists them)
+            prefix + file.url + ".md", Engine.key("page-md", lang, token, text.title, head.is_python),
+            lambda rel=file.rel: _page_markdown(site, rel, lang), group=file.rel,
+        )
+        if head.notebook and lang != config.base_lang:
+            site.engine.output(
+                prefix + notebooks.notebook_path(file.rel), Engine.key("notebook", lang, site.prepared.keys[file.rel], token, text.title),
+                lambda rel=file.rel: _local_notebook(site, rel, lang), group=file.rel,
+            )
         for asset in head.assets:
-            if asset in site.files.assets:  # missing ones were reported once, after analysis
-                site.engine.outputs.setdefault(prefix + asset, site.files.assets[asset].path)
+            if asset in site.files.assets and prefix + asset not in site.engine.outputs:  # (missing ones were reported once)
+                path = site.files.assets[asset].path
+                if asset.lower().endswith(".svg"):  # themed, labels translated (render/figures.py)
+                    site.engine.output(
+                        prefix + asset,
+                        Engine.key("svg", lang, site.engine.file_digest(path), site.prepared.text_keys[file.rel][lang] if lang != config.base_lang else ""),
+                        lambda path=path, rel=file.rel: _figure(site, path, rel, lang), group=file.rel,
+                    )
+                else:
+                    site.engine.outputs[prefix + asset] = path
 
     # Folder indexes that have no source of their own, and the home page
     for folder in site.files.folders.values():
         if folder.index is None:
             title, summary = _folder_title(site, lang, folder)
-            _render(site, lang, ui, language_key, _inputs(site, lang, "page.html", folder.url, title, summary, children=_children(site, lang, folder)))
+            _render(site, lang, ui, language_key, _inputs(
+                site, lang, "page.html", folder.url, title, summary, children=_children(site, lang, folder), nav=neighbours.get(folder.url)
+            ))
 
     # Translation status, 404
     rows, totals = [], {"translated": 0, "total": 0}
     for file in site.files.pages:
         head, text = site.heads[file.rel], site.text(file.rel, lang)
         counts = text.counts if lang != config.base_lang else {"translated": head.blocks}
+        name = f"{file.base}.{lang}.json"
         rows.append({
             "title": text.title,
             "href": file.url,
@@ -364,12 +553,16 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
             "fuzzy": counts.get("fuzzy", 0),
             "missing": counts.get("missing", 0),
             "invalid": counts.get("invalid", 0),
-            "file": f"{file.base}.{lang}.json",
+            # Only a file that exists: the base language has none, and a page nobody has
+            # started translating has none yet.
+            "file": name if lang != config.base_lang and (Path(config.translations) / name).is_file() else "",
         })
         totals["translated"] += text.translated_sections
         totals["total"] += text.prose_sections
     title = ui.gettext("Translation status") + f" · {site.languages[lang][0]}"
-    _render(site, lang, ui, language_key, _inputs(site, lang, "status.html", "translation-status.html", title, rows=rows, totals=totals))
+    _render(site, lang, ui, language_key, _inputs(
+        site, lang, "status.html", "translation-status.html", title, rows=rows, totals=totals, files=lang != config.base_lang
+    ))
     _render(site, lang, ui, language_key, _inputs(site, lang, "404.html", "404.html", ui.gettext("Page not found"), not_found=True))
     _write_language_extras(site, lang, ui, language_key)
 
@@ -417,7 +610,74 @@ def _write_language_extras(site: _Site, lang: str, ui: UI, language_key: str) ->
     """The language's search index (a script, so it loads from file:// too) and search page."""
     folders = [folder for folder in site.files.folders.values() if folder.index is None]
     _search_index_js(site, lang, folders)
+    _llms_txt(site, lang, ui)
     _render(site, lang, ui, language_key, _inputs(site, lang, "search.html", "search.html", ui.gettext("Search")))
+
+
+def _figure(site: _Site, path: Path, rel: str, lang: str) -> bytes:
+    """An SVG figure as `lang` shows it: dark-mode colours added, its labels looked up in the
+    translation file of the page that shows it (render/figures.py). Not UTF-8: copied as it is."""
+    data = path.read_bytes()
+    try:
+        svg = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    translate = None
+    if lang != site.config.base_lang:
+        catalog_path = Path(site.config.translations) / f"{posixpath.splitext(rel)[0]}.{lang}.json"
+        if catalog_path.is_file():
+            catalog = Catalog.load(catalog_path, lang)
+
+            def translate(label: str) -> str | None:
+                if label not in catalog:
+                    return None
+                found = catalog.lookup(label)
+                return plain_text(found.html) if found.status == "translated" and found.html else None
+
+    return figures.themed_svg(svg, translate).encode("utf-8")
+
+
+def _prose_markdown(site: _Site, rel: str, lang: str) -> list[str]:
+    """Each section's prose as Markdown in `lang`: as written for the base language, else made
+    from the translated HTML (math as TeX)."""
+    found = site.markdown.get((rel, lang))
+    if found is None:  # (made once for the page's Markdown and its notebook)
+        local = site.local(rel, lang)
+        if lang == site.config.base_lang:
+            found = [s.prose_md for s in local.data.sections]
+        else:
+            found = [markdown.html_to_markdown(s.prose_html) if s.has_prose else "" for s in local.sections]
+        site.markdown[(rel, lang)] = found
+    return found
+
+
+def _page_markdown(site: _Site, rel: str, lang: str) -> str:
+    local = site.local(rel, lang)
+    prose = _prose_markdown(site, rel, lang)
+    lang_name = "python" if local.data.is_python else ""
+    return markdown.page_markdown(local.title, local.data.url, list(zip(prose, (s.code for s in local.data.sections))), lang_name)
+
+
+def _local_notebook(site: _Site, rel: str, lang: str) -> str:
+    local = site.local(rel, lang)
+    return notebooks.notebook_json(local.data, _prose_markdown(site, rel, lang), local.title)
+
+
+def _llms_txt(site: _Site, lang: str, ui: UI) -> None:
+    """`llms.txt` at the language's root: each page's Markdown, in reading order."""
+    rows, summary = [], ""
+    for item in site.reading_sequence():
+        if isinstance(item, Folder):  # a folder's page, when it has a source of its own
+            item = item.index if item.index and item.index.rel in site.heads and site.heads[item.index.rel].has_sections else None
+            if item is None:
+                continue
+        text = site.text(item.rel, lang)
+        summary = summary or text.summary
+        rows.append((text.title, item.url + ".md", text.summary))
+    title = site.site_titles[lang]
+    heading = ui.gettext("Pages in this section")
+    out_rel = lang_prefix(lang, site.config.base_lang) + "llms.txt"
+    site.engine.output(out_rel, Engine.key("llms-txt", lang, title, summary, rows, heading), lambda: markdown.llms_txt(title, summary, rows, heading))
 
 
 def _notebook(site: _Site, rel: str) -> str:

@@ -26,8 +26,24 @@ def _keys_by_page(config: BuildConfig) -> tuple[list[SourceFile], dict[str, list
     files = discover(config.source)
     pages = analyse_pages(files.pages, config.jobs)
     findings = [f for p in pages.values() for f in p.findings if f.severity == "error"]
-    keys = {f.base: pages[f.rel].keys for f in files.pages if pages[f.rel].sections}
+    keys = {f.base: pages[f.rel].keys + _figure_keys(pages[f.rel], files) for f in files.pages if pages[f.rel].sections}
     return files.pages, keys, findings
+
+
+def _figure_keys(page, files) -> list[str]:
+    """Extra keys next to the page's own: its images' alt texts and its SVG figures' labels."""
+    from ..render.figures import figure_keys
+
+    def read(asset: str) -> str | None:
+        found = files.assets.get(asset)
+        try:
+            return found.path.read_text(encoding="utf-8") if found else None
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    own = set(page.keys)
+    placeholders = [ph for s in page.sections for b in s.blocks for ph in b.placeholders]
+    return [k for k in figure_keys(placeholders, page.assets, read) if k not in own]
 
 
 def languages_in(translations: Path) -> list[str]:

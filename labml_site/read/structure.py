@@ -31,7 +31,7 @@ INDEX_NAMES = ("__init__.py", "readme.md")  # in order of preference
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 # What the builder itself writes at the root of each language ("<lang>/" for the others, the
 # site's root for the base language), and at the site's root only. A source must not take them.
-RESERVED_PER_LANGUAGE = frozenset({"search.html", "404.html", "translation-status.html", "search-index.js"})
+RESERVED_PER_LANGUAGE = frozenset({"search.html", "404.html", "translation-status.html", "search-index.js", "llms.txt"})
 RESERVED_AT_ROOT = frozenset({"sitemap.xml"})
 RESERVED_FOLDERS = frozenset({"static"})  # the theme's files
 
@@ -198,11 +198,11 @@ def discover(source_dir: Path, langs: Iterable[str] = (), base_lang: str | None 
 
 
 def page_outputs(page: SourceFile) -> list[str]:
-    """What a page publishes under a language's root: the page, its source ("View source") and,
-    for Python, its notebook."""
-    outputs = [page.url, page.rel]
+    """What a page publishes under a language's root: the page, its source, its Markdown
+    (`page.html.md`) and, for Python, its notebook and its "View source" page (`page.py.html`)."""
+    outputs = [page.url, page.rel, page.url + ".md"]
     if page.suffix == ".py":
-        outputs.append(posixpath.splitext(page.rel)[0] + ".ipynb")
+        outputs += [posixpath.splitext(page.rel)[0] + ".ipynb", page.rel + ".html"]
     return outputs
 
 
@@ -326,3 +326,56 @@ def breadcrumbs(url: str) -> list[str]:
     for i in range(len(parts)):
         trail.append("/".join(parts[: i + 1]) + "/index.html")
     return trail if url != "index.html" else []
+
+
+def _order_number(value: str) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def reading_order(
+    folder: Folder,
+    folders: dict[str, Folder],
+    listed: Iterable[str] = (),
+    order: dict[str, str] | None = None,
+    shown: Iterable[str] | None = None,
+) -> list[SourceFile | Folder]:
+    """What a folder holds (its pages and subfolders), in reading order.
+
+    1. The folder page's own list: the order in which its prose links to them (`listed`: site
+       paths as `SourceFile.url`, `SourceFile.rel` or a subfolder's `…/index.html` or `…/`);
+    2. then those with an `order:` in their front matter (`order`: rel → value; a subfolder's is
+       its index page's), by that number;
+    3. then the rest by file name (a subfolder by its name).
+
+    `shown` (rels or folder rels), when given, keeps only those (published pages)."""
+    order = order or {}
+    items: list[SourceFile | Folder] = list(folder.pages) + [folders[sub] for sub in folder.subfolders if sub in folders]
+    if shown is not None:
+        keep = set(shown)
+        items = [item for item in items if item.rel in keep]
+    position: dict[str, int] = {}
+    for i, target in enumerate(listed):
+        position.setdefault(target, i)
+
+    def key(item: SourceFile | Folder) -> tuple:
+        if isinstance(item, Folder):
+            names = (item.url, item.rel, item.rel + "/")
+            own = order.get(item.index.rel, "") if item.index else ""
+            name = posixpath.basename(item.rel)
+        else:
+            names = (item.url, item.rel)
+            own = order.get(item.rel, "")
+            name = posixpath.basename(item.rel)
+        found = [position[n] for n in names if n in position]
+        if found:
+            return (0, min(found), "")
+        number = _order_number(own)
+        if number is not None:
+            return (1, number, name)
+        return (2, 0, name.lower(), name)
+
+    return sorted(items, key=key)

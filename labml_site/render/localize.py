@@ -57,6 +57,7 @@ class LocalPage:
     sections: list[LocalSection]
     counts: dict[str, int] = field(default_factory=dict)  # block status → number of blocks
     findings: list[Finding] = field(default_factory=list)
+    alts: dict[str, str] = field(default_factory=dict)  # image alt text → its translation
 
 
 def plain_text(translated_html: str) -> str:
@@ -72,7 +73,7 @@ def _untranslated(block: BlockData, marker: str, status: str) -> str:
     )
 
 
-def section_html(blocks: tuple[BlockData, ...], texts: tuple[BlockText, ...], marker: str) -> str:
+def section_html(blocks: tuple[BlockData, ...], texts: tuple[BlockText, ...], marker: str, alts: dict[str, str] | None = None) -> str:
     """A section's prose in a language: each block's text with the page's placeholders filled
     in. Kept apart from `localize` so that texts are cached and sent between processes without
     the MathML and code, which the page data already holds once for every language."""
@@ -86,7 +87,38 @@ def section_html(blocks: tuple[BlockData, ...], texts: tuple[BlockText, ...], ma
             parts.append(block.english)
         else:
             parts.append(_untranslated(block, marker, status))
-    return valid_lists("".join(parts))
+    joined = valid_lists("".join(parts))
+    return _with_alts(joined, alts) if alts and "<img" in joined else joined
+
+
+_IMG_ALT = re.compile(r'(<img\b[^>]*?\balt=")([^"]*)(")')
+
+
+def _alts(page: PageData, catalog: Catalog) -> dict[str, str]:
+    """English alt text → its translation, for the page's images whose alt text the translation
+    file translates (images keep their placeholder HTML in every language; their alt texts are
+    extra keys of the page, like its figures' labels: `render/figures.py`)."""
+    found: dict[str, str] = {}
+    for s in page.sections:
+        for block in s.blocks:
+            for ph in block.placeholders:
+                if not ph.startswith("<img"):
+                    continue
+                for alt in _IMG_ALT.findall(ph):
+                    key = html.unescape(alt[1])
+                    if key and key in catalog and key not in found:
+                        hit = catalog.lookup(key)
+                        if hit.status == "translated" and hit.html:
+                            found[key] = plain_text(hit.html)
+    return found
+
+
+def _with_alts(fragment: str, alts: dict[str, str]) -> str:
+    def alt(m: re.Match) -> str:
+        translated = alts.get(html.unescape(m.group(2)))
+        return m.group(0) if translated is None else m.group(1) + html.escape(translated, quote=True) + m.group(3)
+
+    return _IMG_ALT.sub(alt, fragment)
 
 
 def localize(page: PageData, lang: str, catalog: Catalog | None, marker: str) -> LocalPage:
@@ -107,6 +139,7 @@ def localize(page: PageData, lang: str, catalog: Catalog | None, marker: str) ->
         findings.extend(found.findings)
         return plain_text(found.html) if found.status == "translated" and found.html else key
 
+    alts = _alts(page, catalog)
     sections = []
     for s in page.sections:
         texts: list[BlockText] = []
@@ -119,6 +152,6 @@ def localize(page: PageData, lang: str, catalog: Catalog | None, marker: str) ->
             else:
                 texts.append((found.status, ""))
         translated = all(status == "translated" for status, _ in texts)
-        html_ = section_html(s.blocks, tuple(texts), marker)
+        html_ = section_html(s.blocks, tuple(texts), marker, alts)
         sections.append(LocalSection(s.id, html_, s.code_html, s.code_start, s.code_end, translated, s.has_prose, tuple(texts)))
-    return LocalPage(page, lang, text(page.title), text(page.summary), sections, counts, findings)
+    return LocalPage(page, lang, text(page.title), text(page.summary), sections, counts, findings, alts)

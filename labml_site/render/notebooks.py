@@ -5,8 +5,9 @@ statements, because Jupyter cannot run half a function: sections that continue a
 method of a class, the rest of a function body) join the cell that opened it, and their prose is
 gathered into the Markdown cell above it, each piece under the first line of the code it explains.
 
-The prose is the English Markdown as written (with `$…$` math, which Jupyter renders), so one
-notebook serves every language; it is written next to the page's `.py` file.
+The prose is the English Markdown as written (with `$…$` math, which Jupyter renders), written
+next to the page's `.py` file; each other language gets its own notebook under its folder, the
+Markdown made from the translated prose (`markdown.html_to_markdown`), the code identical.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import json
 import posixpath
 import re
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from ..typeset.page import PageData, SectionData
 
@@ -59,7 +61,48 @@ def _quote_line(code: str) -> str:
     return f"> {fence}{pad}{first}{pad}{fence}"
 
 
-def _cells(sections: tuple[SectionData, ...]) -> list[_Cell]:
+def _cells(sections: tuple[SectionData, ...], prose_md: Sequence[str] | None = None) -> list[_Cell]:
+    """The cells of a page; with `prose_md` (another language's prose, section by section), the
+    cells the English makes, their prose replaced (the code decides where cells break, and a
+    section has prose in every language or in none)."""
+    if prose_md is None:
+        return _english_cells(sections)
+    plan = _plan(sections)
+    cells = []
+    for code_parts, prose_parts in plan:
+        cell = _Cell(code=list(code_parts))
+        for index, quote in prose_parts:
+            prose = prose_md[index].strip("\n")
+            if prose:
+                cell.prose.append(f"{quote}\n\n{prose}" if quote else prose)
+        cells.append(cell)
+    return cells
+
+
+_PLANS: dict[tuple, list] = {}
+
+
+def _plan(sections: tuple[SectionData, ...]) -> list:
+    """Which sections' code and prose make each cell (`_english_cells`, with section indices):
+    computed once per page for every language (it parses the code)."""
+    key = tuple((s.code, bool(s.prose_md.strip("\n"))) for s in sections)
+    found = _PLANS.get(key)
+    if found is None:
+        marked = tuple(SectionData(s.id, (), "", 0, 0, s.code, f"\x00{i}\x00" if s.prose_md.strip("\n") else "") for i, s in enumerate(sections))
+        found = []
+        for cell in _english_cells(marked):
+            prose_parts = []
+            for piece in cell.prose:
+                quote, _, mark = piece.rpartition("\n\n") if piece.startswith("> ") else ("", "", piece)
+                prose_parts.append((int(mark.strip("\x00")), quote))
+            found.append((tuple(cell.code), tuple(prose_parts)))
+        if len(_PLANS) > 512:
+            _PLANS.clear()
+        _PLANS[key] = found
+    return found
+
+
+def _english_cells(sections: tuple[SectionData, ...]) -> list[_Cell]:
     cells: list[_Cell] = []
     current: _Cell | None = None
     for s in sections:
@@ -95,8 +138,10 @@ def _source_lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-def notebook(page: PageData) -> dict:
-    """The page as an nbformat v4 notebook (a plain dict, ready for `json.dumps`)."""
+def notebook(page: PageData, prose_md: Sequence[str] | None = None, title: str | None = None) -> dict:
+    """The page as an nbformat v4 notebook (a plain dict, ready for `json.dumps`). `prose_md`:
+    each section's Markdown in another language (default: the English as written), `title` its
+    title; the code cells are the same in every language."""
     cells: list[dict] = []
     code = "\n".join(s.code for s in page.sections if s.code)
     if _RELATIVE_IMPORT_RE.search(code):
@@ -107,7 +152,7 @@ def notebook(page: PageData) -> dict:
             f"`__package__ = \"{package}\"` in a cell of your own before the cells below.*",
             "intro",
         ))
-    for i, cell in enumerate(_cells(page.sections)):
+    for i, cell in enumerate(_cells(page.sections, prose_md)):
         if cell.prose:
             cells.append(_markdown("\n\n".join(cell.prose), f"c{i}-md"))
         if cell.code:
@@ -125,7 +170,7 @@ def notebook(page: PageData) -> dict:
         "metadata": {
             "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
             "language_info": {"name": "python"},
-            "title": page.title,
+            "title": page.title if title is None else title,
         },
         "cells": cells,
     }
@@ -135,8 +180,8 @@ def _markdown(text: str, cell_id: str) -> dict:
     return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": _source_lines(text)}
 
 
-def notebook_json(page: PageData) -> str:
-    return json.dumps(notebook(page), ensure_ascii=False, indent=1) + "\n"
+def notebook_json(page: PageData, prose_md: Sequence[str] | None = None, title: str | None = None) -> str:
+    return json.dumps(notebook(page, prose_md, title), ensure_ascii=False, indent=1) + "\n"
 
 
 def code_cells(nb: dict) -> list[str]:

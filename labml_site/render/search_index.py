@@ -20,6 +20,7 @@ from json.encoder import encode_basestring as _encode_string  # what json.dumps 
 
 from ..translate.checks import plain_tokens
 from .localize import LocalPage
+from .math_text import tex_text
 
 GLOBAL_NAME = "labmlSearchIndex"
 SNIPPET_TEXT_LIMIT = 4000  # characters of text kept per section: enough to match and quote
@@ -42,7 +43,8 @@ class Entry:
 class _Text(HTMLParser):
     """Plain text and the first heading of some prose HTML.
 
-    Math keeps its TeX (from the MathML annotation) inline and becomes "…" in display; code
+    Inline math becomes readable text (`math_text.tex_text` of its TeX annotation: `j ≤ i`,
+    `QKᵀ`, never TeX) and display math "…"; code
     keeps its text; translator notes and the "not yet translated" marker are dropped.
     """
 
@@ -55,6 +57,7 @@ class _Text(HTMLParser):
         self.stack: list[tuple[str, bool]] = []  # (tag, starts a skip)
         self.math_display = False
         self.in_annotation = False
+        self.annotation: list[str] = []  # the TeX of the inline formula being read
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = dict(attrs) if attrs else {}
@@ -100,8 +103,13 @@ class _Text(HTMLParser):
             open_tag, skip = self.stack.pop()
             if skip:
                 self.skip_depth -= 1
-            if open_tag == "annotation":
+            if open_tag == "annotation" and self.in_annotation:
                 self.in_annotation = False
+                text = tex_text("".join(self.annotation))
+                self.annotation = []
+                self.parts.append(text)
+                if self.heading_parts is not None:
+                    self.heading_parts.append(text)
             if open_tag in _HEADINGS and self.heading_parts is not None:
                 self.heading = _squash("".join(self.heading_parts))
                 self.heading_parts = None
@@ -112,9 +120,7 @@ class _Text(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         if self.in_annotation:
-            self.parts.append(data)
-            if self.heading_parts is not None:
-                self.heading_parts.append(data)
+            self.annotation.append(data)
             return
         if self.skip_depth:
             return
@@ -123,6 +129,10 @@ class _Text(HTMLParser):
             self.heading_parts.append(data)
 
     def result(self) -> tuple[str, str]:
+        if self.in_annotation and self.annotation:  # a formula never closed keeps its text
+            self.in_annotation = False
+            self.parts.append(tex_text("".join(self.annotation)))
+            self.annotation = []
         return self.heading, _squash("".join(self.parts))
 
 
@@ -244,8 +254,8 @@ def _formula(element: str) -> _Token | None:
     if m.group(1) == "block":
         return _DISPLAY_MATH
     tex = m.group(2)
-    tex = unescape(tex) if "&" in tex else tex
-    return _Token(_TEX, "math", tex=tex, out=tex)
+    text = tex_text(unescape(tex) if "&" in tex else tex)
+    return _Token(_TEX, "math", tex=text, out=text)
 
 
 def _fast_prose_text(prose_html: str) -> tuple[str, str] | None:

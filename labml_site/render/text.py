@@ -27,6 +27,7 @@ class LocalText:
     catalog_findings: tuple[Finding, ...]  # the translation file's own (load-time) findings
     search_rows: str = ""  # its search entries as rows of the index (stored in its head, not with it)
     marker: str = ""  # "Not yet translated" in this language, shown on untranslated blocks
+    alts: tuple[tuple[str, str], ...] = ()  # image alt text → its translation
 
 
 def local_text(page: LocalPage, catalog_findings: Iterable[Finding] = (), search: Iterable = (), marker: str = "") -> LocalText:
@@ -39,13 +40,15 @@ def local_text(page: LocalPage, catalog_findings: Iterable[Finding] = (), search
         tuple(catalog_findings),
         search_index.rows(search),
         marker,
+        tuple(page.alts.items()),
     )
 
 
 def local_page(data: PageData, lang: str, text: LocalText) -> LocalPage:
     """The `LocalPage` that `localize` returns, rebuilt around (possibly linked) page data."""
+    alts = dict(text.alts)
     sections = [
-        LocalSection(s.id, section_html(s.blocks, texts, text.marker), s.code_html, s.code_start, s.code_end, translated, s.has_prose, texts)
+        LocalSection(s.id, section_html(s.blocks, texts, text.marker, alts), s.code_html, s.code_start, s.code_end, translated, s.has_prose, texts)
         for s, (texts, translated) in zip(data.sections, text.sections)
     ]
-    return LocalPage(data, lang, text.title, text.summary, sections, dict(text.counts), list(text.findings))
+    return LocalPage(data, lang, text.title, text.summary, sections, dict(text.counts), list(text.findings), alts)

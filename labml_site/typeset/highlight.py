@@ -435,12 +435,29 @@ def highlight_block(code: str, lang: str = "") -> str:
         body = html.escape(code, quote=False)
     else:
         body = "\n".join(_tokens_to_lines(lexer.get_tokens(code))).rstrip("\n")
-    return f'<pre class="highlight code-block"><code>{body}</code></pre>'
+    # The declared language, when it is one Pygments knows (page.md fences the block with it).
+    attribute = f' data-lang="{html.escape(lang.strip().lower(), quote=True)}"' if lexer is not None else ""
+    return f'<pre class="highlight code-block"{attribute}><code>{body}</code></pre>'
+
+
+# An inline span that is a shell command line (`pip install -e .`, `python -m pkg.mod`, `$ ls`):
+# a program's name followed by arguments. Such a span is shown as plain code, not as Python.
+_SHELL_LINE = re.compile(
+    r"\$\s+\S|(?:sudo\s+)?(?:python3?|pip3?|git|cd|ls|npm|npx|node|bash|sh|zsh|export|mkdir|rm|cp|mv|conda|make|curl|wget|"
+    r"cat|echo|pytest|torchrun|uv|apt|apt-get|brew|docker|tensorboard|jupyter|ssh|tar|unzip|chmod|source)\s+(?:-|[^\s=(:.,\[]\S*(?:\s|$))"
+)
+
+
+def looks_like_shell(code: str) -> bool:
+    return bool(_SHELL_LINE.match(code.strip()))
 
 
 @lru_cache(maxsize=4096)
 def highlight_inline(code: str) -> str:
-    """An inline code span: highlighted as Python, which is what our prose quotes."""
+    """An inline code span: highlighted as Python, which is what our prose quotes, unless it is a
+    shell command line (`looks_like_shell`), shown plain."""
+    if looks_like_shell(code):
+        return f'<code class="shell">{html.escape(code, quote=False)}</code>'
     lines = _tokens_to_lines(_PYTHON.get_tokens(code))
     body = " ".join(line for line in lines if line)
     return f'<code class="highlight">{body}</code>'

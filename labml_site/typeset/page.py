@@ -65,6 +65,23 @@ class PageData:
     findings: tuple[Finding, ...] = ()
     is_python: bool = True
     redirect: str = ""  # front matter `redirect:`: a page with no prose of its own points there
+    order: str = ""  # front matter `order:` (a number), for the folder's reading order
+
+    @property
+    def links(self) -> tuple[str, ...]:
+        """The pages this page's English prose links to, in reading order: site paths resolved
+        from the page's folder, without fragments (what a folder index lists, for the folder's
+        reading order)."""
+        found: list[str] = []
+        folder = posixpath.dirname(self.rel)
+        for section in self.sections:
+            for block in section.blocks:
+                for href in _HREF_RE.findall(block.key):
+                    href = html.unescape(href).split("#", 1)[0]
+                    if not href or urlparse(href).scheme or href.startswith(("/", "//")):
+                        continue
+                    found.append(posixpath.normpath(posixpath.join(folder, href)))
+        return tuple(dict.fromkeys(found))
 
     @property
     def keys(self) -> list[str]:
@@ -74,6 +91,7 @@ class PageData:
         return keys
 
 
+_HREF_RE = re.compile(r'<a href="([^"]+)"')
 _DEF_RE = re.compile(r"^(\s*)(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)")
 _DECORATOR_RE = re.compile(r"^\s*@")
 _SLUG_RE = re.compile(r"[^\w\-]+")
@@ -396,6 +414,7 @@ def analyse(rel: str, url: str, text: str) -> PageData:
         tuple(findings),
         is_python,
         redirect,
+        parsed.meta.get("order", "").strip(),
     )
 
 

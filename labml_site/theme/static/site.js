@@ -46,7 +46,9 @@
   // formulas on narrow screens.
   function tabStops() {
     document.querySelectorAll(".section > .code > pre.code, .docs math[display=block]").forEach(function (box) {
-      if (box.scrollWidth > box.clientWidth + 1) { box.setAttribute("tabindex", "0"); } else { box.removeAttribute("tabindex"); }
+      var scrolls = box.scrollWidth > box.clientWidth + 1;
+      if (scrolls) { box.setAttribute("tabindex", "0"); } else { box.removeAttribute("tabindex"); }
+      box.classList.toggle("scrolls", scrolls);
     });
   }
   tabStops();
@@ -81,10 +83,90 @@
     }
   });
 
-  // The language switcher keeps the section: ids are the same in every language.
-  document.querySelectorAll(".languages a[hreflang]").forEach(function (a) {
-    a.addEventListener("click", function () {
-      if (location.hash) { a.href = a.href.split("#")[0] + location.hash; }
+  // Bilingual reading: the English original under each translated section. The choice is
+  // remembered across pages (and languages) in localStorage.
+  var STORE = "labml-site-show-original";
+  function remembered() { try { return localStorage.getItem(STORE) === "1"; } catch (e) { return false; } }
+  function showOriginal(on) {
+    document.documentElement.classList.toggle("show-original", on);
+    document.querySelectorAll(".bilingual-toggle").forEach(function (b) { b.setAttribute("aria-pressed", on ? "true" : "false"); });
+  }
+  document.querySelectorAll(".bilingual-toggle").forEach(function (button) {
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var on = button.getAttribute("aria-pressed") !== "true";
+      try { localStorage.setItem(STORE, on ? "1" : "0"); } catch (e) { /* private mode: this page only */ }
+      showOriginal(on);
     });
   });
+  if (document.querySelector(".bilingual-toggle")) { showOriginal(remembered()); }
+
+  // The section being read: the last one whose top is above a fifth of the window.
+  var sections = document.querySelectorAll(".page > .section[id]");
+  function sectionInView() {
+    var line = window.innerHeight / 5, found = null;
+    for (var i = 0; i < sections.length; i++) {
+      if (sections[i].getBoundingClientRect().top <= line) { found = sections[i]; } else { break; }
+    }
+    return found;
+  }
+
+  // The language switcher keeps the section: ids are the same in every language. Without a
+  // fragment in the address, the section in view is the one to land on.
+  // On phones the header scrolls away: the section last read (where the reader stayed a second,
+  // past the first screen) stands in when the switcher is reached by scrolling back to the top.
+  var lastRead = null, dwell = null;
+  window.addEventListener("scroll", function () {
+    clearTimeout(dwell);
+    dwell = setTimeout(function () { if (window.scrollY > window.innerHeight) { lastRead = sectionInView(); } }, 1000);
+  }, {passive: true});
+  document.querySelectorAll(".languages a[hreflang]").forEach(function (a) {
+    function keep() {
+      var section = window.scrollY > window.innerHeight / 2 ? sectionInView() : lastRead;
+      var hash = location.hash || (section ? "#" + section.id : "");
+      a.href = a.href.split("#")[0] + hash;
+    }
+    a.addEventListener("click", keep);
+    a.addEventListener("auxclick", keep);
+    a.addEventListener("contextmenu", keep);
+  });
+
+  // Table of contents: open as a side panel on wide screens, folded on narrow ones; the entry
+  // of the section in view is marked (aria-current) as the reader scrolls.
+  var toc = document.querySelector(".toc");
+  if (toc) {
+    var details = toc.querySelector("details");
+    var wide = window.matchMedia("(min-width: 1200px)");
+    var fit = function () { details.open = wide.matches; };
+    fit();
+    if (wide.addEventListener) { wide.addEventListener("change", fit); }
+    toc.querySelector("summary").addEventListener("click", function (e) { if (wide.matches) { e.preventDefault(); } });
+    var links = toc.querySelectorAll("a[href^='#']");
+    var byId = {};
+    Array.prototype.forEach.call(links, function (link) { byId[link.getAttribute("href").slice(1)] = byId[link.getAttribute("href").slice(1)] || link; });
+    var marked = null;
+    var mark = function () {
+      var section = sectionInView(), link = null;
+      // The entry of the nearest section at or above the one in view that has a heading.
+      for (var i = Array.prototype.indexOf.call(sections, section); i >= 0 && !link; i--) { link = byId[sections[i].id] || null; }
+      if (!link && links.length) { link = links[0]; }
+      if (link === marked) { return; }
+      if (marked) { marked.removeAttribute("aria-current"); }
+      if (link) { link.setAttribute("aria-current", "location"); }
+      marked = link;
+      if (link && wide.matches && toc.scrollHeight > toc.clientHeight) {
+        var t = link.offsetTop - toc.scrollTop;
+        if (t < 0 || t > toc.clientHeight - 24) { toc.scrollTop = link.offsetTop - toc.clientHeight / 3; }
+      }
+    };
+    var pending = false;
+    window.addEventListener("scroll", function () {
+      if (!pending) { pending = true; requestAnimationFrame(function () { pending = false; mark(); }); }
+    }, {passive: true});
+    window.addEventListener("hashchange", mark);
+    Array.prototype.forEach.call(links, function (link) {
+      link.addEventListener("click", function () { if (!wide.matches) { details.open = false; } });
+    });
+    mark();
+  }
 })();

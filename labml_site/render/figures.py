@@ -1,0 +1,117 @@
+"""Authors' SVG figures, published per language and theme.
+
+Any SVG the prose shows (`![alt](figures/x.svg)`) is published by the builder, not copied:
+
+* **Dark mode.** A `<style>` is added after the `<svg>` tag: inside
+  `@media (prefers-color-scheme: dark)`, each colour the figure uses in a `fill`, `stroke`,
+  `stop-color` or `color` attribute gets its dark counterpart, chosen by attribute selector
+  (`[fill="#ffffff"] { fill: #0d1117 !important }`), so the figure's own markup is untouched.
+  The counterpart keeps the hue and saturation and mirrors the lightness (white paper becomes the
+  page's dark background, dark ink becomes light, a light-to-dark colour scale stays a scale of the
+  same hue, reversed), so contrast between neighbours is kept. Text without a fill of its own is
+  drawn in light ink. A browser shows an SVG image in the page's colour scheme, so the figure
+  follows the reader's theme, as the page does, with no script.
+* **Labels.** Each `<text>`/`<tspan>` text, `<title>` and `<desc>` is a translation key of the
+  page that shows the figure, next to the page's own keys in its translation file (the key is the
+  label's text, a value its translation as plain text), so zh and ru pages show their figures
+  translated; a label with no translation stays as drawn. Image alt texts are keys the same way
+  (`localize`). `extract` offers these keys to translators (`figure_keys`).
+"""
+from __future__ import annotations
+
+import colorsys
+import html
+import re
+from typing import Callable, Iterable
+
+_COLOUR_ATTR = re.compile(r'\b(fill|stroke|stop-color|color)="([^"]+)"')
+_HEX = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})")
+_NAMED = {"white": "#ffffff", "black": "#000000", "gray": "#808080", "grey": "#808080", "lightgray": "#d3d3d3",
+          "lightgrey": "#d3d3d3", "darkgray": "#a9a9a9", "red": "#ff0000", "blue": "#0000ff", "green": "#008000"}
+_SVG_OPEN = re.compile(r"<svg\b[^>]*>")
+_LABEL = re.compile(r"(<(text|tspan|title|desc)\b[^>]*>)([^<]+)(?=<)")
+DARK_BACKGROUND = (0x0D, 0x11, 0x17)  # the theme's dark --bg
+
+
+def _rgb(value: str) -> tuple[int, int, int] | None:
+    value = _NAMED.get(value.strip().lower(), value.strip())
+    if not _HEX.fullmatch(value):
+        return None
+    digits = value[1:]
+    if len(digits) == 3:
+        digits = "".join(c * 2 for c in digits)
+    return int(digits[0:2], 16), int(digits[2:4], 16), int(digits[4:6], 16)
+
+
+def dark_colour(value: str) -> str | None:
+    """The colour's counterpart on a dark page: same hue and saturation, lightness mirrored, from
+    the theme's dark background (for white) up to near-white (for black)."""
+    rgb = _rgb(value)
+    if rgb is None:
+        return None
+    h, l, s = colorsys.rgb_to_hls(*(c / 255 for c in rgb))
+    floor = colorsys.rgb_to_hls(*(c / 255 for c in DARK_BACKGROUND))[1]
+    l2 = floor + (0.93 - floor) * (1 - l)
+    r, g, b = colorsys.hls_to_rgb(h, l2, s * (0.85 if s > 0.3 else 1))
+    if l >= 0.98 and s < 0.05:
+        r, g, b = (c / 255 for c in DARK_BACKGROUND)
+    return "#%02x%02x%02x" % tuple(round(c * 255) for c in (r, g, b))
+
+
+def _dark_style(svg: str) -> str:
+    rules = []
+    for attr, value in sorted(set(_COLOUR_ATTR.findall(svg))):
+        dark = dark_colour(value)
+        if dark:
+            prop = "color" if attr == "color" else attr
+            rules.append(f'[{attr}="{value}"]{{{prop}:{dark} !important}}')
+    rules.append("text:not([fill]),tspan:not([fill]){fill:#e6edf3}")
+    return "<style>@media (prefers-color-scheme: dark){" + "".join(rules) + "}</style>"
+
+
+def svg_labels(svg: str) -> list[str]:
+    """The texts a translator can translate: labels, the title and the description, in order."""
+    found = []
+    for _tag, _name, text in _LABEL.findall(svg):
+        label = " ".join(html.unescape(text).split())
+        if label and not _NUMBER.fullmatch(label):
+            found.append(label)
+    return list(dict.fromkeys(found))
+
+
+_NUMBER = re.compile(r"[-+−]?[\d.,]+%?")
+
+
+def themed_svg(svg: str, translate: Callable[[str], str | None] | None = None) -> str:
+    """The figure as published: dark-mode colours added, labels translated by `translate` (label
+    → translation or None)."""
+    if translate is not None:
+        def label(m: re.Match) -> str:
+            text = " ".join(html.unescape(m.group(3)).split())
+            found = translate(text) if text and not _NUMBER.fullmatch(text) else None
+            return m.group(1) + (html.escape(found, quote=False) if found else m.group(3))
+
+        svg = _LABEL.sub(label, svg)
+    opening = _SVG_OPEN.search(svg)
+    if opening is None:
+        return svg
+    return svg[: opening.end()] + _dark_style(svg) + svg[opening.end():]
+
+
+_ALT = re.compile(r'<img\b[^>]*?\balt="([^"]*)"')
+
+
+def image_alts(htmls: Iterable[str]) -> list[str]:
+    """The alt texts of the images in some rendered placeholders (extra translation keys)."""
+    return [html.unescape(alt) for h in htmls for alt in _ALT.findall(h) if alt.strip()]
+
+
+def figure_keys(placeholders: Iterable[str], assets: Iterable[str], read: Callable[[str], str | None]) -> list[str]:
+    """A page's extra translation keys: its images' alt texts, then its SVG figures' labels."""
+    keys = image_alts(placeholders)
+    for asset in assets:
+        if asset.lower().endswith(".svg"):
+            text = read(asset)
+            if text:
+                keys.extend(svg_labels(text))
+    return list(dict.fromkeys(keys))

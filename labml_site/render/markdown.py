@@ -1,0 +1,168 @@
+"""Pages as Markdown, for readers that are programs: `page.html.md` beside each page (prose and
+code, math as TeX) and `llms.txt` per language (llmstxt.org: the site's pages, in reading order).
+
+Translated prose exists only as HTML (translations are HTML fragments), so each language's
+Markdown is made from the page's prose HTML (`html_to_markdown`): headings, paragraphs, lists,
+emphasis, links, images, code and tables map back to Markdown, and every formula to its TeX
+(the MathML's annotation) between `$…$` or `$$…$$`. The "not yet translated" marker is dropped;
+the English block under it is kept.
+"""
+from __future__ import annotations
+
+import re
+from html import unescape
+from typing import Iterable, Sequence
+
+# A formula as `typeset.math` writes it, cut down before parsing to one element holding its TeX
+# (MathML is most of the tags in prose: parsing each would be most of the work).
+_FORMULA = re.compile(
+    r'<math xmlns="http://www\.w3\.org/1998/Math/MathML" display="(inline|block)"><semantics>(?:(?!</?math\b).)*?'
+    r'<annotation encoding="application/x-tex">([^<]*)</annotation></semantics></math>',
+    re.S,
+)
+
+
+def _short_formula(m: re.Match) -> str:
+    return f'<math display="{m.group(1)}"><annotation encoding="application/x-tex">{m.group(2)}</annotation></math>'
+
+
+_TAG = re.compile(r"<[^>]*>")
+_BLANKS = re.compile(r"\n{3,}")
+
+
+_MARKER = re.compile(r'<span class="(?:untranslated-marker|section-link)"[^>]*>[^<]*</span>')
+_SHORT_MATH = re.compile(r'<math display="(inline|block)"><annotation encoding="application/x-tex">([^<]*)</annotation></math>')
+_PRE = re.compile(r'<pre\b([^>]*)><code>(.*?)</code></pre>', re.S)
+_LANG = re.compile(r'data-lang="([^"]*)"')
+_CODE = re.compile(r"<code\b[^>]*>(.*?)</code>", re.S)
+_WS = re.compile(r"\s+")
+_HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1>", re.S)
+_LINK = re.compile(r'<a\b[^>]*?href="([^"]*)"[^>]*>(.*?)</a>', re.S)
+_IMG = re.compile(r'<img\b[^>]*?>')
+_ATTR = re.compile(r'(\w+)="([^"]*)"')
+_STRONG = re.compile(r"</?(?:strong|b)>")
+_EM = re.compile(r"</?(?:em|i)>")
+_LIST = re.compile(r"<(ul|ol)\b[^>]*>((?:(?!<(?:ul|ol)\b).)*?)</\1>", re.S)
+_LI = re.compile(r"<li\b[^>]*>(.*?)(?=<li\b|$)", re.S)
+_QUOTE = re.compile(r"<blockquote\b[^>]*>(.*?)</blockquote>", re.S)
+_TABLE = re.compile(r"<table\b[^>]*>(.*?)</table>", re.S)
+_ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr>", re.S)
+_CELL = re.compile(r"<t[dh]\b[^>]*>(.*?)</t[dh]>", re.S)
+_BLOCK_TAG = re.compile(r"</?(?:p|div|section|figure|details|summary|dl|dt|dd|hr)\b[^>]*>")
+_TOKEN = re.compile("\x00(\\d+)\x00")
+
+
+def html_to_markdown(fragment: str) -> str:
+    """Prose HTML (as the builder writes it) as Markdown, math as TeX.
+
+    Regular expressions over the builder's own well-formed HTML (an HTML parser spent most of the
+    time of this on MathML and highlighted code): formulas and code are set aside first, as
+    tokens, so that nothing later touches their text."""
+    kept: list[str] = []
+
+    def keep(text: str) -> str:
+        kept.append(text)
+        return f"\x00{len(kept) - 1}\x00"
+
+    if "<math" in fragment:
+        fragment = _FORMULA.sub(_short_formula, fragment)
+        fragment = _SHORT_MATH.sub(
+            lambda m: keep(f"\n\n$$\n{unescape(m.group(2)).strip()}\n$$\n\n" if m.group(1) == "block" else f"${unescape(m.group(2)).strip()}$"),
+            fragment,
+        )
+    fragment = _MARKER.sub("", fragment)
+
+    def pre(m: re.Match) -> str:
+        code = unescape(_TAG.sub("", m.group(2))).rstrip("\n")
+        fence = "````" if "```" in code else "```"
+        lang = _LANG.search(m.group(1))
+        return keep(f"\n\n{fence}{lang.group(1) if lang else ''}\n{code}\n{fence}\n\n")
+
+    def code(m: re.Match) -> str:
+        text = unescape(_TAG.sub("", m.group(1)))
+        fence = "``" if "`" in text else "`"
+        pad = " " if text.startswith("`") or text.endswith("`") else ""
+        return keep(f"{fence}{pad}{text}{pad}{fence}")
+
+    if "<pre" in fragment:
+        fragment = _PRE.sub(pre, fragment)
+    if "<code" in fragment:
+        fragment = _CODE.sub(code, fragment)
+    fragment = _WS.sub(" ", fragment)  # HTML's own whitespace rule, outside code and math
+    fragment = _HEADING.sub(lambda m: "\n\n" + "#" * int(m.group(1)) + " " + m.group(2).strip() + "\n\n", fragment)
+    if "<a" in fragment:
+        fragment = _LINK.sub(lambda m: f"[{m.group(2).strip()}]({m.group(1)})", fragment)
+    if "<img" in fragment:
+        fragment = _IMG.sub(lambda m: "![{alt}]({src})".format(**{"alt": "", "src": "", **dict(_ATTR.findall(m.group(0)))}), fragment)
+    fragment = _STRONG.sub("**", fragment)
+    fragment = _EM.sub("*", fragment)
+    fragment = fragment.replace("<br>", "  \n").replace("<br/>", "  \n")
+    if "<table" in fragment:
+        fragment = _TABLE.sub(lambda m: "\n\n" + _table_md(m.group(1)) + "\n\n", fragment)
+    while "<ul" in fragment or "<ol" in fragment:
+        changed = _LIST.sub(_list_md, fragment)
+        if changed == fragment:
+            break
+        fragment = changed
+    if "<blockquote" in fragment:
+        fragment = _QUOTE.sub(_quote_md, fragment)
+    fragment = _BLOCK_TAG.sub("\n\n", fragment)
+    fragment = unescape(_TAG.sub("", fragment))
+    lines = [line.strip(" ") if not line.startswith(("- ", "  ")) else line.rstrip(" ") for line in fragment.split("\n")]
+    text = _BLANKS.sub("\n\n", "\n".join(lines)).strip()
+    while "\x00" in text:
+        text = _TOKEN.sub(lambda m: kept[int(m.group(1))], text)
+    return _BLANKS.sub("\n\n", text).strip()
+
+
+def _quote_md(m: re.Match) -> str:
+    inner = _BLANKS.sub("\n\n", _BLOCK_TAG.sub("\n\n", m.group(1))).strip()
+    lines = [line.strip(" ") for line in inner.split("\n")]
+    return "\n\n" + "\n".join("> " + line if line else ">" for line in lines) + "\n\n"
+
+
+def _list_md(m: re.Match) -> str:
+    items = [item.strip() for item in _LI.findall(m.group(2).replace("</li>", ""))]
+    lines = []
+    for n, item in enumerate((i for i in items if i), 1):
+        marker = f"{n}. " if m.group(1) == "ol" else "- "
+        body = _BLANKS.sub("\n\n", _BLOCK_TAG.sub("\n\n", item)).strip().replace("\n", "\n" + " " * len(marker))
+        lines.append(marker + body)
+    return "\n\n" + "\n".join(lines) + "\n\n"
+
+
+def _table_md(inner: str) -> str:
+    rows = [[_WS.sub(" ", unescape(_TAG.sub("", c))).strip().replace("|", "\\|") for c in _CELL.findall(r)] for r in _ROW.findall(inner)]
+    rows = [r for r in rows if r]
+    if not rows:
+        return ""
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows[1:]])
+
+
+def page_markdown(title: str, url: str, sections: Sequence[tuple[str, str]], source_lang: str = "python") -> str:
+    """A page as Markdown: each section's prose (Markdown) then its code, fenced."""
+    parts = []
+    first = sections[0][0].lstrip() if sections else ""
+    if not first.startswith("# "):
+        parts.append(f"# {title}")
+    for prose, code in sections:
+        if prose.strip():
+            parts.append(prose.strip())
+        if code.strip():
+            fence = "````" if "```" in code else "```"
+            parts.append(f"{fence}{source_lang}\n{code.rstrip()}\n{fence}")
+    return "\n\n".join(parts) + "\n"
+
+
+def llms_txt(site_title: str, summary: str, pages: Sequence[tuple[str, str, str]], section: str = "Pages") -> str:
+    """`llms.txt`: the site's name, its summary, and a link per page's Markdown (title, URL, summary)."""
+    lines = [f"# {site_title}", ""]
+    if summary:
+        lines += [f"> {summary}", ""]
+    lines += [f"## {section}", ""]
+    for title, url, page_summary in pages:
+        lines.append(f"- [{title}]({url})" + (f": {page_summary}" if page_summary else ""))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,186 @@
+"""Reader extras built from small trees: reading order, previous/next, table of contents,
+prose-only pages, status rows, `page.md` and `llms.txt`, source pages, per-language notebooks,
+translated figures."""
+from __future__ import annotations
+
+import json
+import posixpath
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+
+from labml_site.build.site import BuildConfig, build
+from labml_site.read.structure import discover, reading_order
+from labml_site.typeset.highlight import highlight_block, highlight_inline
+
+from conftest import TOY_PAGE, write_json, write_tree
+
+
+def page(title: str, order: str = "", body: str = "Some prose.") -> str:
+    front = f"title: {title}\n" + (f"order: {order}\n" if order else "")
+    return f'"""\n---\n{front}---\n\n# {title}\n\n{body}\n"""\n\nx = 1\n'
+
+
+def soup(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def test_reading_order_listed_then_order_front_matter_then_file_name(tmp_path):
+    src = write_tree(tmp_path / "src", {
+        "t/README.md": "# T\n\nRead [c](c.html) then [sub](sub/index.html).\n",
+        "t/a.py": page("A"), "t/b.py": page("B", order="2"), "t/c.py": page("C"),
+        "t/d.py": page("D", order="1"), "t/sub/x.py": page("X"),
+    })
+    out = tmp_path / "site"
+    build(BuildConfig(src, tmp_path / "tr", out, langs=("en",)))
+    cards = [a["href"] for a in soup(out / "t/index.html").select(".children li > a")]
+    assert cards == ["c.html", "sub/index.html", "d.html", "b.html", "a.html"]
+    # "next" alone walks the whole site, a subfolder with all it holds where it is listed.
+    seen, url = [], "index.html"
+    while True:
+        seen.append(url)
+        nxt = soup(out / url).select_one('a[rel="next"]')
+        if nxt is None:
+            break
+        url = posixpath.normpath(posixpath.join(posixpath.dirname(url), nxt["href"]))
+    assert seen == ["index.html", "t/index.html", "t/c.html", "t/sub/index.html", "t/sub/x.html", "t/d.html", "t/b.html", "t/a.html"]
+    last = soup(out / "t/a.html")
+    assert last.select_one('a[rel="prev"]')["href"] == "b.html" and last.select_one('link[rel="prev"]')["href"] == "b.html"
+    assert len(last.select('a[rel="prev"]')) == 2  # top and bottom
+
+
+def test_reading_order_function_ignores_bad_order_values(tmp_path):
+    src = write_tree(tmp_path / "src", {"f/b.py": "x = 1\n", "f/a.py": "x = 1\n", "f/c.py": "x = 1\n"})
+    files = discover(src)
+    folder = files.folders["f"]
+    got = reading_order(folder, files.folders, (), {"f/c.py": "not a number", "f/b.py": "-1"})
+    assert [p.rel for p in got] == ["f/b.py", "f/a.py", "f/c.py"]
+
+
+def test_table_of_contents_lists_headings_with_math_as_text(tmp_path):
+    body = TOY_PAGE.replace("# Scaled scores", "# Scaled scores\n\n## Why divide by $\\sqrt{d_k}$")
+    src = write_tree(tmp_path / "src", {"toy/page.py": body})
+    out = tmp_path / "site"
+    build(BuildConfig(src, tmp_path / "tr", out, langs=("en",)))
+    toc = soup(out / "toy/page.html").select(".toc li a")
+    assert toc and all(a["href"].startswith("#") for a in toc)
+    texts = [a.get_text() for a in toc]
+    assert any("√dₖ" in t for t in texts) and not any("\\" in t for t in texts), texts
+
+
+def _toy_with_zh(tmp_path: Path) -> tuple[Path, Path, Path]:
+    from labml_site.read.prose import placeholder
+
+    src = write_tree(tmp_path / "src", {"toy/__init__.py": '"""\n# Toy\n\nRead [the page](page.html).\n"""\n', "toy/page.py": TOY_PAGE})
+    tr = tmp_path / "tr"
+    write_json(tr / "toy/page.zh.json", {
+        "Scaled scores": "缩放分数",
+        "<h1>Scaled scores</h1>\n<p>We divide by " + placeholder(0) + " before the softmax.</p>\n": "<h1>缩放分数</h1>\n<p>在 softmax 之前除以" + placeholder(0) + "。</p>\n",
+    })
+    out = tmp_path / "site"
+    build(BuildConfig(src, tr, out, langs=("en", "zh")))
+    return src, tr, out
+
+
+def test_notebooks_per_language_translate_markdown_and_keep_the_code(tmp_path):
+    from labml_site.render.notebooks import code_cells
+
+    _, _, out = _toy_with_zh(tmp_path)
+    en = json.loads((out / "toy/page.ipynb").read_text(encoding="utf-8"))
+    zh = json.loads((out / "zh/toy/page.ipynb").read_text(encoding="utf-8"))
+    assert code_cells(en) == code_cells(zh)
+    zh_md = "".join("".join(c["source"]) for c in zh["cells"] if c["cell_type"] == "markdown")
+    assert "# 缩放分数" in zh_md and "$\\sqrt{d_k}$" in zh_md and "<" not in zh_md
+    assert zh["metadata"]["title"] == "缩放分数"
+    assert soup(out / "zh/toy/page.html").select_one(".page-tools a[href$='.ipynb']")["href"] == "page.ipynb"
+
+
+def test_status_page_lists_only_translation_files_that_exist(tmp_path):
+    _, _, out = _toy_with_zh(tmp_path)
+    assert ".json" not in (out / "translation-status.html").read_text(encoding="utf-8")
+    zh = (out / "zh/translation-status.html").read_text(encoding="utf-8")
+    assert "toy/page.zh.json" in zh and "toy/__init__.zh.json" not in zh
+
+
+def test_page_markdown_has_prose_code_and_tex_in_each_language(tmp_path):
+    _, _, out = _toy_with_zh(tmp_path)
+    zh = (out / "zh/toy/page.html.md").read_text(encoding="utf-8")
+    assert zh.startswith("# 缩放分数") and "$\\sqrt{d_k}$" in zh and "```python\nimport math" in zh
+    en = (out / "toy/page.html.md").read_text(encoding="utf-8")
+    assert en.startswith("# Scaled scores") and "def scale(scores, d_k):" in en
+    llms = (out / "zh/llms.txt").read_text(encoding="utf-8")
+    assert llms.index("toy/index.html.md") < llms.index("toy/page.html.md")
+
+
+def test_html_to_markdown_maps_blocks_inline_and_math():
+    from labml_site.render.markdown import html_to_markdown
+    from labml_site.typeset.math import tex_to_mathml
+
+    html = ('<h2>Title <em>here</em></h2>\n<p>Text with <code>x = 1</code>, <a href="a.html">a link</a> and '
+            + tex_to_mathml("x^2", False) + '.</p>\n<ul><li>one</li>\n<li>two <strong>b</strong></li></ul>\n'
+            + tex_to_mathml("y = 1", True) + '<div class="untranslated" lang="en"><span class="untranslated-marker">Not yet</span><p>English</p></div>'
+            + '<pre class="highlight code-block" data-lang="sh"><code>pip install x</code></pre>')
+    assert html_to_markdown(html) == (
+        "## Title *here*\n\nText with `x = 1`, [a link](a.html) and $x^2$.\n\n- one\n- two **b**\n\n$$\ny = 1\n$$\n\nEnglish\n\n```sh\npip install x\n```"
+    )
+
+
+def test_shell_lines_in_prose_are_not_highlighted_as_python():
+    assert highlight_inline("pip install -e .") == '<code class="shell">pip install -e .</code>'
+    assert 'class="shell"' in highlight_inline("python -m annotated_attention.experiment")
+    assert 'class="shell"' not in highlight_inline("x = torch.zeros(3)")
+    assert 'data-lang="sh"' in highlight_block("ls -la\n", "sh")
+
+
+FIGURE = ('<svg xmlns="http://www.w3.org/2000/svg" width="100" height="40"><title>Two boxes</title>'
+          '<rect width="100" height="40" fill="#ffffff"/><rect x="60" width="40" height="40" fill="#08306b"/>'
+          '<text x="5" y="20">keys</text><text x="70" y="20" fill="#ffffff">0.5</text></svg>')
+
+
+def test_svg_figures_follow_the_theme_and_translate_labels_and_alt_text(tmp_path):
+    from labml_site.cli.translation import _keys_by_page
+    from labml_site.read.prose import placeholder
+    from labml_site.render.figures import dark_colour
+
+    body = '"""\n# Figure page\n\n![A figure of two boxes](fig.svg)\n"""\n\nx = 1\n'
+    src = write_tree(tmp_path / "src", {"toy/fig_page.py": body, "toy/fig.svg": FIGURE})
+    tr = tmp_path / "tr"
+    key = "<h1>Figure page</h1>\n<p>" + placeholder(0) + "</p>\n"
+    write_json(tr / "toy/fig_page.zh.json", {"Figure page": "图页", key: "<h1>图页</h1>\n<p>" + placeholder(0) + "</p>\n",
+                                             "keys": "键", "Two boxes": "两个方框", "A figure of two boxes": "两个方框的图"})
+    out = tmp_path / "site"
+    build(BuildConfig(src, tr, out, langs=("en", "zh")))
+    en, zh = (out / "toy/fig.svg").read_text(encoding="utf-8"), (out / "zh/toy/fig.svg").read_text(encoding="utf-8")
+    for svg in (en, zh):  # dark-mode colours for every colour the figure uses, by attribute
+        assert "@media (prefers-color-scheme: dark)" in svg
+        assert f'[fill="#ffffff"]{{fill:{dark_colour("#ffffff")} !important}}' in svg and '[fill="#08306b"]' in svg
+    assert ">keys<" in en and "<title>Two boxes</title>" in en
+    assert ">键<" in zh and "<title>两个方框</title>" in zh and ">0.5<" in zh  # numbers stay
+    assert soup(out / "zh/toy/fig_page.html").select_one("img")["alt"] == "两个方框的图"
+    assert soup(out / "toy/fig_page.html").select_one("img")["alt"] == "A figure of two boxes"
+    # extract offers the labels and the alt text as keys next to the page's own
+    _, keys, _ = _keys_by_page(BuildConfig(src, tr, tmp_path / "site2", langs=("en", "zh")))
+    assert {"keys", "Two boxes", "A figure of two boxes"} <= set(keys["toy/fig_page"]) and "0.5" not in keys["toy/fig_page"]
+    assert dark_colour("#ffffff") == "#0d1117" and int(dark_colour("#000000")[1:3], 16) > 200
+
+
+def test_translated_notebook_cells_break_where_the_english_ones_do():
+    """A translated notebook reuses the English cell plan: given the English prose it is the
+    English notebook, cell for cell."""
+    from labml_site.render.notebooks import notebook
+    from labml_site.typeset.page import analyse
+
+    root = Path(__file__).resolve().parent.parent / "source" / "annotated_attention"
+    for path in sorted(root.glob("*.py")):
+        page = analyse(f"annotated_attention/{path.name}", path.stem + ".html", path.read_text(encoding="utf-8"))
+        assert notebook(page, [s.prose_md for s in page.sections]) == notebook(page), path.name
+
+
+def test_math_as_text_for_snippets_cards_and_contents():
+    from labml_site.render.math_text import plain_with_math, tex_text
+
+    assert tex_text(r"j \le i") == "j ≤ i" and tex_text(r"Q K^\top") == "QKᵀ" and tex_text(r"\sqrt{d_k}") == "√dₖ"
+    assert tex_text(r"\frac{QK^\top}{\sqrt{d_k}}") == "QKᵀ/√dₖ" and tex_text(r"10^{-4}") == "10⁻⁴"
+    assert plain_with_math(r"How $Q K^\top$ is scaled, for $5 and $6") == "How QKᵀ is scaled, for $5 and $6"
+    for tex in (r"\operatorname{softmax}(x)_i", r"\sum_{j=1}^{n} e^{x_j}", r"\begin{cases} a \\ b \end{cases}", r"\bad{"):
+        assert "\\" not in tex_text(tex), tex
