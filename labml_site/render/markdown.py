@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 from html import unescape
+from functools import lru_cache
 from typing import Iterable, Sequence
+
+from ..read.prose import PLACEHOLDER_RE
 
 # A formula as `typeset.math` writes it, cut down before parsing to one element holding its TeX
 # (MathML is most of the tags in prose: parsing each would be most of the work).
@@ -52,8 +55,10 @@ _BLOCK_TAG = re.compile(r"</?(?:p|div|section|figure|details|summary|dl|dt|dd|hr
 _TOKEN = re.compile("\x00(\\d+)\x00")
 
 
-def html_to_markdown(fragment: str) -> str:
-    """Prose HTML (as the builder writes it) as Markdown, math as TeX.
+def html_to_markdown(fragment: str, placeholders: Sequence[str] | None = None) -> str:
+    """Prose HTML (as the builder writes it) as Markdown, math as TeX. With `placeholders`, the
+    fragment is a translation unit (`<span translate=no>_^_N_^_</span>` left in it) and
+    `placeholders[N]` is the Markdown of its placeholder N (`placeholder_markdown`).
 
     Regular expressions over the builder's own well-formed HTML (an HTML parser spent most of the
     time of this on MathML and highlighted code): formulas and code are set aside first, as
@@ -64,13 +69,16 @@ def html_to_markdown(fragment: str) -> str:
         kept.append(text)
         return f"\x00{len(kept) - 1}\x00"
 
+    if placeholders is not None and "_^_" in fragment:
+        fragment = PLACEHOLDER_RE.sub(lambda m: keep(placeholders[int(m.group(1))]), fragment)
     if "<math" in fragment:
         fragment = _FORMULA.sub(_short_formula, fragment)
         fragment = _SHORT_MATH.sub(
             lambda m: keep(f"\n\n$$\n{unescape(m.group(2)).strip()}\n$$\n\n" if m.group(1) == "block" else f"${unescape(m.group(2)).strip()}$"),
             fragment,
         )
-    fragment = _MARKER.sub("", fragment)
+    if 'class="untranslated-marker"' in fragment or 'class="section-link"' in fragment:
+        fragment = _MARKER.sub("", fragment)
 
     def pre(m: re.Match) -> str:
         code = unescape(_TAG.sub("", m.group(2))).rstrip("\n")
@@ -88,15 +96,19 @@ def html_to_markdown(fragment: str) -> str:
         fragment = _PRE.sub(pre, fragment)
     if "<code" in fragment:
         fragment = _CODE.sub(code, fragment)
-    fragment = _WS.sub(" ", fragment)  # HTML's own whitespace rule, outside code and math
-    fragment = _HEADING.sub(lambda m: "\n\n" + "#" * int(m.group(1)) + " " + m.group(2).strip() + "\n\n", fragment)
+    fragment = _collapse_spaces(fragment)  # HTML's own whitespace rule, outside code and math
+    if "<h" in fragment:
+        fragment = _HEADING.sub(lambda m: "\n\n" + "#" * int(m.group(1)) + " " + m.group(2).strip() + "\n\n", fragment)
     if "<a" in fragment:
         fragment = _LINK.sub(lambda m: f"[{m.group(2).strip()}]({m.group(1)})", fragment)
     if "<img" in fragment:
         fragment = _IMG.sub(lambda m: "![{alt}]({src})".format(**{"alt": "", "src": "", **dict(_ATTR.findall(m.group(0)))}), fragment)
-    fragment = _STRONG.sub("**", fragment)
-    fragment = _EM.sub("*", fragment)
-    fragment = fragment.replace("<br>", "  \n").replace("<br/>", "  \n")
+    if "<strong>" in fragment or "<b>" in fragment:
+        fragment = _STRONG.sub("**", fragment)
+    if "<em>" in fragment or "<i>" in fragment:
+        fragment = _EM.sub("*", fragment)
+    if "<br" in fragment:
+        fragment = fragment.replace("<br>", "  \n").replace("<br/>", "  \n")
     if "<table" in fragment:
         fragment = _TABLE.sub(lambda m: "\n\n" + _table_md(m.group(1)) + "\n\n", fragment)
     while "<ul" in fragment or "<ol" in fragment:
@@ -107,12 +119,58 @@ def html_to_markdown(fragment: str) -> str:
     if "<blockquote" in fragment:
         fragment = _QUOTE.sub(_quote_md, fragment)
     fragment = _BLOCK_TAG.sub("\n\n", fragment)
-    fragment = unescape(_TAG.sub("", fragment))
+    fragment = _TAG.sub("", fragment)
+    if "&" in fragment:
+        fragment = unescape(fragment)
     lines = [line.strip(" ") if not line.startswith(("- ", "  ")) else line.rstrip(" ") for line in fragment.split("\n")]
-    text = _BLANKS.sub("\n\n", "\n".join(lines)).strip()
+    text = _blank_lines("\n".join(lines)).strip()
     while "\x00" in text:
         text = _TOKEN.sub(lambda m: kept[int(m.group(1))], text)
-    return _BLANKS.sub("\n\n", text).strip()
+    return _blank_lines(text).strip()
+
+
+def _collapse_spaces(text: str) -> str:
+    """Each run of white space as one space (`re.sub(r"\\s+", " ", text)`, several times faster
+    on long runs of CJK text, which the regular expression tests letter by letter)."""
+    collapsed = " ".join(text.split())
+    if text[:1].isspace():
+        collapsed = " " + collapsed
+    if text[-1:].isspace() and collapsed != " ":
+        collapsed += " "
+    return collapsed
+
+
+def _blank_lines(text: str) -> str:
+    return _BLANKS.sub("\n\n", text) if "\n\n\n" in text else text
+
+
+def section_markdown(blocks: Iterable[tuple[str, Sequence[str]]]) -> str:
+    """A section's prose as Markdown from its translation units: (HTML with its placeholders
+    unfilled, the placeholders' HTML) per block. Much cheaper than `html_to_markdown` of the
+    filled section: the MathML, most of a page's prose HTML, is never scanned, its TeX read
+    straight from each formula's annotation."""
+    parts = []
+    for unit, rendered in blocks:
+        text = html_to_markdown(unit, [placeholder_markdown(p) for p in rendered])
+        if text:
+            parts.append(text)
+    return "\n\n".join(parts)
+
+
+_ANNOTATION = '<annotation encoding="application/x-tex">'
+
+
+@lru_cache(maxsize=8192)
+def placeholder_markdown(rendered: str) -> str:
+    """A placeholder's Markdown: a formula's TeX between dollars, else its HTML's Markdown (a
+    code span, an image, a code block)."""
+    if rendered.startswith("<math"):
+        start = rendered.find(_ANNOTATION)
+        end = rendered.find("</annotation>", start)
+        if start >= 0 and end >= 0:
+            tex = unescape(rendered[start + len(_ANNOTATION):end]).strip()
+            return f"\n\n$$\n{tex}\n$$\n\n" if 'display="block"' in rendered[:120] else f"${tex}$"
+    return html_to_markdown(rendered)
 
 
 def _quote_md(m: re.Match) -> str:

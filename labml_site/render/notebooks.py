@@ -65,8 +65,8 @@ def _cells(sections: tuple[SectionData, ...], prose_md: Sequence[str] | None = N
     """The cells of a page; with `prose_md` (another language's prose, section by section), the
     cells the English makes, their prose replaced (the code decides where cells break, and a
     section has prose in every language or in none)."""
-    if prose_md is None:
-        return _english_cells(sections)
+    if prose_md is None:  # the English as written (the plan is made once for every language)
+        prose_md = [s.prose_md for s in sections]
     plan = _plan(sections)
     cells = []
     for code_parts, prose_parts in plan:
