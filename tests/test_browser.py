@@ -508,10 +508,11 @@ def test_page_links_to_its_source_and_notebook(built_site, browser, base_url):
         assert response.ok, href
     notebook = json.loads(page.request.get(urljoin(page.url, page.get_attribute(".page-tools a[href$='.ipynb']", "href"))).text())
     assert notebook["metadata"]["title"] == page.text_content("title").split(" · ")[0]  # the zh notebook
-    # "View source" opens a page: the whole file, highlighted, line-numbered, with a download link.
+    # "View source" opens a page: the whole file, highlighted, line-numbered, with a download link
+    # (one page for every language: the code is the same).
     with page.expect_navigation():
         page.click(".page-tools a[href$='.py.html']")
-    assert page.evaluate("document.documentElement.lang") == "zh"
+    assert page.url == base_url + "annotated_attention/mha.py.html"
     lines = page.eval_on_selector_all(".source-view .line", "els => els.map(e => e.textContent)")
     source = (built_site / "annotated_attention/mha.py").read_text(encoding="utf-8").rstrip("\n").split("\n")
     assert [l if l != " " else "" for l in lines] == source
@@ -548,8 +549,7 @@ def _axe_pages(lang: str) -> list[str]:
         f"{p}translation-status.html",
         f"{p}search.html?q=attention",
         f"{p}does-not-exist.html",  # the 404 page, as a server shows it
-        f"{p}annotated_attention/mha.py.html",  # "View source"
-    ]
+    ] + (["annotated_attention/mha.py.html"] if lang == "en" else [])  # "View source", one for all
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -836,14 +836,19 @@ def test_language_switcher_keeps_the_section_in_view_without_a_fragment(browser,
 def test_bilingual_toggle_shows_the_english_under_translations_and_is_remembered(browser, base_url):
     context, page, rec = new_page(browser, DESKTOP)
     page.goto(base_url + "zh/annotated_attention/mha.html")
-    # English shown for a missing translation keeps lang="en"; the originals are hidden at first.
+    # English shown for a missing translation keeps lang="en"; the originals are not loaded
+    # until the reader asks for them (one script per page, shared by every translation).
     assert page.eval_on_selector_all(".untranslated", "els => els.every(e => e.lang === 'en')")
-    assert page.eval_on_selector_all(".original", "els => els.length && els.every(e => e.lang === 'en' && !e.offsetHeight)")
+    assert page.query_selector(".original") is None
     toggle = page.locator(".bilingual-toggle")
     assert toggle.get_attribute("aria-pressed") == "false"
     toggle.focus()
     page.keyboard.press("Enter")  # keyboard: a real button
     assert toggle.get_attribute("aria-pressed") == "true"
+    page.wait_for_selector(".original")
+    marked = page.eval_on_selector_all(".section[data-original]", "els => els.length")
+    assert marked and page.eval_on_selector_all(".original", "els => els.length && els.every(e => e.lang === 'en')") == True
+    assert page.eval_on_selector_all(".section[data-original] .original", "els => els.length") == marked
     shown = page.evaluate("""() => { const o = document.querySelector('.original'); const d = o.parentElement;
         const r = o.getBoundingClientRect(), t = d.getBoundingClientRect();
         const translated = [...d.children].find(c => !c.classList.contains('section-link') && !c.classList.contains('original'));
@@ -853,12 +858,15 @@ def test_bilingual_toggle_shows_the_english_under_translations_and_is_remembered
     page.click(".pager-bottom a[rel=next]")
     page.wait_for_load_state()
     assert page.evaluate("document.documentElement.classList.contains('show-original')")
+    page.wait_for_selector(".original")
     page.goto(base_url + "ru/annotated_attention/mha.html")
     assert page.get_attribute(".bilingual-toggle", "aria-pressed") == "true"
+    page.wait_for_selector(".original")
     page.click(".bilingual-toggle")
+    assert not page.evaluate("document.querySelector('.original').offsetHeight")  # hidden again
     page.goto(base_url + "zh/annotated_attention/mha.html")
     assert page.get_attribute(".bilingual-toggle", "aria-pressed") == "false"
-    assert page.query_selector(".original") is not None and not page.evaluate("document.querySelector('.original').offsetHeight")
+    assert page.query_selector(".original") is None
     page.goto(base_url + "annotated_attention/mha.html")
     assert page.query_selector(".bilingual-toggle") is None  # nothing to compare in English
     assert not rec.errors, rec.errors
@@ -927,7 +935,7 @@ def test_screenshots_for_review(browser, base_url):
     shots = [(lang, f"{PREFIX[lang]}annotated_attention/mha.html", "mha") for lang in LANGS]
     shots += [(lang, f"{PREFIX[lang]}annotated_attention/mha.html#causal_mask", "figure") for lang in LANGS]
     shots += [(lang, f"{PREFIX[lang]}annotated_attention/index.html", "index") for lang in LANGS]
-    shots += [("zh", "zh/annotated_attention/mha.py.html", "source")]
+    shots += [("en", "annotated_attention/mha.py.html", "source")]
     shots += [("en", "index.html", "home"), ("zh", "zh/search.html?q=attention", "search"), ("ru", "ru/annotated_attention/transformer.html#TransformerLayer", "transformer")]
     for size_name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
         for scheme in ("light", "dark"):

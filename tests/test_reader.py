@@ -164,16 +164,74 @@ def test_svg_figures_follow_the_theme_and_translate_labels_and_alt_text(tmp_path
     assert dark_colour("#ffffff") == "#0d1117" and int(dark_colour("#000000")[1:3], 16) > 200
 
 
-def test_translated_notebook_cells_break_where_the_english_ones_do():
-    """A translated notebook reuses the English cell plan: given the English prose it is the
-    English notebook, cell for cell."""
-    from labml_site.render.notebooks import notebook
+def test_notebook_cell_plan_is_the_cells_made_section_by_section():
+    """Every language's notebook (the English one too) takes its cells from one plan per page:
+    given the English prose, the plan makes the cells the section-by-section rule makes."""
+    from labml_site.render.notebooks import _cells, _english_cells
     from labml_site.typeset.page import analyse
 
     root = Path(__file__).resolve().parent.parent / "source" / "annotated_attention"
     for path in sorted(root.glob("*.py")):
         page = analyse(f"annotated_attention/{path.name}", path.stem + ".html", path.read_text(encoding="utf-8"))
-        assert notebook(page, [s.prose_md for s in page.sections]) == notebook(page), path.name
+        assert _cells(page.sections, None) == _english_cells(page.sections), path.name
+
+
+def test_source_page_is_written_once_and_every_language_links_to_it(tmp_path):
+    _, _, out = _toy_with_zh(tmp_path)
+    assert (out / "toy/page.py.html").is_file() and not (out / "zh/toy/page.py.html").exists()
+    for page_path in ("toy/page.html", "zh/toy/page.html"):
+        link = soup(out / page_path).select_one(".page-tools a[href$='.py.html']")
+        assert link is not None and not link.has_attr("download")
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(page_path), link["href"]))
+        assert target == "toy/page.py.html"
+    source = soup(out / "toy/page.py.html")
+    assert "def scale" in source.select_one(".source-view").get_text()
+    assert source.select_one("a[download]")["href"] == "page.py" and (out / "toy/page.py").is_file()
+    assert not source.select(".languages a[hreflang]")  # no switcher to pages that do not exist
+
+
+def test_bilingual_toggle_loads_the_english_prose_from_one_script_per_page(tmp_path):
+    _, _, out = _toy_with_zh(tmp_path)
+    zh = soup(out / "zh/toy/page.html")
+    button = zh.select_one(".bilingual-toggle")
+    marked = [s["id"] for s in zh.select(".section[data-original]")]
+    assert button is not None and marked
+    assert not zh.select(".original")  # the English is not in the page itself
+    script = out / posixpath.normpath(posixpath.join("zh/toy", button["data-src"]))
+    assert script == out / "_originals/toy/page.html.js"
+    text = script.read_text(encoding="utf-8")
+    assert text.startswith("window.labmlOriginals = ") and text.rstrip().endswith(";")
+    originals = json.loads(text[len("window.labmlOriginals = "):].rstrip().rstrip(";"))
+    assert set(marked) <= set(originals) and "We divide by" in originals[marked[0]]
+    assert not soup(out / "toy/page.html").select(".bilingual-toggle")  # English pages have none
+
+
+def test_a_source_folder_named_like_the_originals_folder_is_refused(tmp_path):
+    src = write_tree(tmp_path / "src", {"_originals/x.py": page("X"), "ok.py": page("OK")})
+    files = discover(src, ["en", "zh"])
+    assert "ok.py" in {p.rel for p in files.pages} and "_originals/x.py" not in {p.rel for p in files.pages}
+    assert any("_originals/" in f.message for f in files.findings)
+
+
+def test_section_markdown_from_units_is_the_markdown_of_the_filled_section():
+    """page.md of a translation converts each unit with its placeholders' Markdown: the same
+    text as converting the section's whole HTML, MathML and all."""
+    from labml_site.read.prose import fill
+    from labml_site.render.markdown import html_to_markdown, section_markdown
+    from labml_site.typeset.page import analyse
+
+    root = Path(__file__).resolve().parent.parent / "source" / "annotated_attention"
+    checked = 0
+    for path in sorted(root.glob("*.py")):
+        data = analyse(f"annotated_attention/{path.name}", path.stem + ".html", path.read_text(encoding="utf-8"))
+        for s in data.sections:
+            if not s.blocks:
+                continue
+            units = [(b.key, b.placeholders) for b in s.blocks]
+            whole = "".join(fill(b.key, b.placeholders) for b in s.blocks)
+            assert section_markdown(units) == html_to_markdown(whole), (path.name, s.id)
+            checked += 1
+    assert checked > 50
 
 
 def test_math_as_text_for_snippets_cards_and_contents():
@@ -184,3 +242,31 @@ def test_math_as_text_for_snippets_cards_and_contents():
     assert plain_with_math(r"How $Q K^\top$ is scaled, for $5 and $6") == "How QKᵀ is scaled, for $5 and $6"
     for tex in (r"\operatorname{softmax}(x)_i", r"\sum_{j=1}^{n} e^{x_j}", r"\begin{cases} a \\ b \end{cases}", r"\bad{"):
         assert "\\" not in tex_text(tex), tex
+    # several-letter names are plain letters, operator names words, no invisible operators
+    assert tex_text(r"S_{ij}") == "Sᵢⱼ" and tex_text(r"d_{model}") == "d_(model)" and tex_text(r"\log_2 e") == "log₂ e"
+    assert "\u2061" not in tex_text(r"\log(x)") and tex_text(r"2\log x") == "2 log x"
+
+
+FORMULAS = [
+    r"j \le i", r"Q K^\top", r"\frac{QK^\top}{\sqrt{d_k}}", r"10^{-4}", r"\mathbb{R}^{d \times n}", r"\bar\alpha_t",
+    r"\operatorname{softmax}\Big(\frac{Q K^\top}{\sqrt{d_k}}\Big) V", r"\sum_{i=1}^{n} x_i^2", r"\hat{y} = W_o h_t + b",
+    r"\text{head}_i = \text{Attention}(Q W^Q_i, K W^K_i, V W^V_i)", r"\max_{j} S_{ij}", r"\log \sigma(x)", r"a \, b \quad c",
+    r"\left( \frac{1}{2} \right)^{n}", r"\textcolor{red}{x} + y", r"\cos\Bigg(\frac{t}{10000^{\frac{2i}{c}}}\Bigg)",
+    r"\mathcal{L} = -\sum_t \log p_\theta(x_t | x_{<t})", r"e^{x_j} / \sum_k e^{x_k}", r"\vec{v} \cdot \vec{w}",
+]
+
+
+def test_fast_math_text_is_the_text_of_the_mathml():
+    """Search snippets read the TeX straight (`_fast_tex_text`); it must say what the MathML
+    says, for each formula it reads, and leave the rest to the MathML."""
+    from labml_site.render.math_text import _fast_tex_text, mathml_text
+    from labml_site.typeset.math import tex_to_mathml
+
+    fast = 0
+    for tex in FORMULAS + [r"f'(x)", r"\begin{matrix} a \\ b \end{matrix}", r"\sqrt[3]{x}", r"\unknownmacro{x}"]:
+        text = _fast_tex_text(tex)
+        if text is not None:
+            fast += 1
+            assert text == mathml_text(tex_to_mathml(tex, display=False)), tex
+    assert fast >= len(FORMULAS)
+    assert _fast_tex_text(r"f'(x)") is None and _fast_tex_text(r"\unknownmacro{x}") is None

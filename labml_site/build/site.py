@@ -18,8 +18,9 @@ everything is rendered. Either way a build that fails leaves the previous site a
 from __future__ import annotations
 
 import contextlib
-import html
 import gc
+import html
+import json
 import posixpath
 import re
 import shutil
@@ -34,7 +35,7 @@ from ..typeset import highlight
 from ..typeset import linking
 from ..render import figures
 from ..render import markdown
-from ..render.localize import plain_text
+from ..render.localize import plain_text, valid_lists
 from ..translate.catalog import Catalog
 from ..render import notebooks
 from ..render import search_index
@@ -65,7 +66,7 @@ from .prepare import (
 )
 from ..render.theme import Theme
 from ..translate import glossary
-from ..read.structure import Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, reading_order, relative_url
+from ..read.structure import ORIGINALS_FOLDER, Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, reading_order, relative_url
 
 
 @dataclass
@@ -342,15 +343,19 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         context["sections"] = site.local(rel, lang).sections
         context["toc"] = _toc(context["sections"])
         context["prose_page"] = _mostly_prose(context["sections"])
-        if inputs.get("original"):
-            context["originals"] = _originals(context["sections"], site.local(rel, config.base_lang).sections)
-        if inputs.get("source"):
-            context["source_href"] = relative_url(url, rel + ".html") if inputs.get("source_page") else relative_url(here, rel)
+        if inputs.get("original"):  # sections whose English the bilingual toggle can show
+            context["originals"] = {
+                "ids": _translated_ids(context["sections"]),
+                "src": relative_url(here, inputs["original"]),
+            }
+        if inputs.get("source"):  # "View source": the base language's source page, or the file
+            context["source_href"] = relative_url(here, rel + ".html") if inputs.get("source_page") else relative_url(here, rel)
             context["source_is_page"] = bool(inputs.get("source_page"))
         if inputs.get("notebook"):  # each language's own (the English one for the base language)
             context["notebook_href"] = relative_url(here, prefix + notebooks.notebook_path(rel))
     source = inputs.get("source_of")
-    if source is not None:
+    if source is not None:  # one page for every language: no language switcher
+        context.update(alternates=[], languages=[])
         context.update(
             code_html=_source_html(site, source),
             download_href=relative_url(here, source),
@@ -422,14 +427,22 @@ def _source_lines_html(site: _Site, rel: str) -> str:
     return highlight.render_code(lines, 1)
 
 
-def _originals(sections, english) -> dict[str, str]:
-    """Section id → its English prose, for each section with a translated block (what the
-    bilingual toggle shows under the translation; untranslated blocks already are English)."""
-    return {
-        section.id: original.prose_html
-        for section, original in zip(sections, english)
-        if original.has_prose and any(status == "translated" for status, _ in section.texts)
-    }
+def _translated_ids(sections) -> frozenset[str]:
+    """The sections with a translated block: where the bilingual toggle shows the English
+    (untranslated blocks already are English)."""
+    return frozenset(s.id for s in sections if s.has_prose and any(status == "translated" for status, _ in s.texts))
+
+
+def originals_path(url: str) -> str:
+    """The script holding a page's English prose by section, for the bilingual toggle of every
+    translated page (one file per page, loaded when the reader asks for the originals)."""
+    return f"{ORIGINALS_FOLDER}/{url}.js"
+
+
+def _originals_js(site: _Site, rel: str) -> str:
+    english = site.local(rel, site.config.base_lang).sections
+    found = {s.id: s.prose_html for s in english if s.has_prose}
+    return "window.labmlOriginals = " + json.dumps(found, separators=(",", ":")) + ";\n"
 
 
 def _mostly_prose(sections) -> bool:
@@ -490,22 +503,28 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                 "file": f"{posixpath.basename(str(config.translations))}/{file.base}.{lang}.json",
                 "edit_href": (config.edit_url.rstrip("/") + f"/{file.base}.{lang}.json") if config.edit_url else "",
             }
-        if lang != config.base_lang:  # the English original, shown beside a translation on request
-            extra["original"] = site.sections_token(file.rel, config.base_lang)
+        if lang != config.base_lang and head.has_sections:  # the English original, on request
+            extra["original"] = originals_path(file.url)
+        elif len(config.langs) > 1 and head.has_sections:  # written once, for every translation
+            site.engine.output(
+                originals_path(file.url), Engine.key("originals", site.sections_token(file.rel, lang)),
+                lambda rel=file.rel: _originals_js(site, rel), group=file.rel,
+            )
         if head.is_python:
             extra.update(source=True, notebook=head.notebook)
-            source_page = prefix + file.rel + ".html"
+            source_page = file.rel + ".html"  # one for every language: the code is the same
             if file.rel in site.prepared.kept:  # the last good page keeps its last source page
                 previous = site.engine.out / source_page
                 if previous.is_file() and not previous.is_symlink():
                     extra["source_page"] = True
-                    site.engine.outputs[source_page] = previous
+                    site.engine.outputs.setdefault(source_page, previous)
             else:  # "View source": the file, readable, highlighted
                 extra["source_page"] = True
-                _render(site, lang, ui, language_key, _inputs(
-                    site, lang, "source.html", file.rel + ".html", posixpath.basename(file.rel),
-                    source_of=file.rel, analysis=site.prepared.keys[file.rel], page_url=file.url, page_title=text.title,
-                ))
+                if lang == config.base_lang:
+                    _render(site, lang, ui, language_key, _inputs(
+                        site, lang, "source.html", file.rel + ".html", posixpath.basename(file.rel),
+                        source_of=file.rel, analysis=site.prepared.keys[file.rel], page_url=file.url, page_title=text.title,
+                    ))
         if config.source_url:  # "view on GitHub": the page's source, each section's lines
             extra["repo_href"] = config.source_url.rstrip("/") + "/" + file.rel
         _render(site, lang, ui, language_key, _inputs(site, lang, "page.html", file.url, text.title, text.summary, **extra))
@@ -645,8 +664,14 @@ def _prose_markdown(site: _Site, rel: str, lang: str) -> list[str]:
         local = site.local(rel, lang)
         if lang == site.config.base_lang:
             found = [s.prose_md for s in local.data.sections]
-        else:
-            found = [markdown.html_to_markdown(s.prose_html) if s.has_prose else "" for s in local.sections]
+        else:  # unit by unit: a translated block's value, an untranslated one's English key
+            found = [
+                markdown.section_markdown(
+                    (valid_lists(value if status == "translated" and value else block.key), block.placeholders)
+                    for block, (status, value) in zip(data.blocks, s.texts)
+                ) if s.has_prose else ""
+                for data, s in zip(local.data.sections, local.sections)
+            ]
         site.markdown[(rel, lang)] = found
     return found
 

@@ -33,7 +33,8 @@ MAX_SOURCE_BYTES = 4 * 1024 * 1024
 # site's root for the base language), and at the site's root only. A source must not take them.
 RESERVED_PER_LANGUAGE = frozenset({"search.html", "404.html", "translation-status.html", "search-index.js", "llms.txt"})
 RESERVED_AT_ROOT = frozenset({"sitemap.xml"})
-RESERVED_FOLDERS = frozenset({"static"})  # the theme's files
+ORIGINALS_FOLDER = "_originals"  # each page's English prose, for the translations' bilingual toggle
+RESERVED_FOLDERS = frozenset({"static", ORIGINALS_FOLDER})  # the theme's files, the builder's own
 
 
 @dataclass(frozen=True)
@@ -235,7 +236,8 @@ def output_collisions(files: SiteFiles, langs: Iterable[str], base_lang: str) ->
         if "/" in out and top in other_langs:
             refuse(rel, path, f"the folder {top}/ is where the {top} site is written; rename the folder")
         elif "/" in out and top in RESERVED_FOLDERS:
-            refuse(rel, path, f"the folder {top}/ is where the theme's files are written; rename the folder")
+            what = "the theme's files are" if top == "static" else "the pages' English originals are"
+            refuse(rel, path, f"the folder {top}/ is where {what} written; rename the folder")
         elif "/" not in out and (out in RESERVED_PER_LANGUAGE or out in RESERVED_AT_ROOT):
             refuse(rel, path, f"{out} at the root is written by the builder; rename the file")
         elif "/" not in out and out in other_langs:

@@ -52,6 +52,9 @@
     });
   }
   tabStops();
+  // What scrolls changes when the layout settles: the web fonts arrive, the contents panel opens.
+  if (document.fonts && document.fonts.ready) { document.fonts.ready.then(tabStops); }
+  window.addEventListener("load", tabStops);
   var resizing = null;
   window.addEventListener("resize", function () { clearTimeout(resizing); resizing = setTimeout(tabStops, 150); });
 
@@ -87,9 +90,41 @@
   // remembered across pages (and languages) in localStorage.
   var STORE = "labml-site-show-original";
   function remembered() { try { return localStorage.getItem(STORE) === "1"; } catch (e) { return false; } }
+  // The English prose is one script per page (the same for every translation), loaded the first
+  // time it is asked for: a script, not a fetch, so that it loads from file:// too.
+  var originalsLoading = false;
+  function insertOriginals(label) {
+    var originals = window.labmlOriginals || {};
+    document.querySelectorAll(".page > .section[data-original]").forEach(function (section) {
+      var html = originals[section.id], docs = section.querySelector(".docs");
+      if (!html || !docs || docs.querySelector(".original")) { return; }
+      var box = document.createElement("div");
+      box.className = "original";
+      box.setAttribute("lang", "en");
+      var heading = document.createElement("p");
+      heading.className = "original-label";
+      heading.setAttribute("lang", document.documentElement.lang);
+      heading.textContent = label;
+      box.appendChild(heading);
+      box.insertAdjacentHTML("beforeend", html);  // the builder's own English page prose
+      docs.appendChild(box);
+    });
+  }
+  function loadOriginals(button) {
+    if (window.labmlOriginals) { insertOriginals(button.dataset.label); return; }
+    if (originalsLoading) { return; }
+    originalsLoading = true;
+    var script = document.createElement("script");
+    script.src = button.dataset.src;
+    script.onload = function () { insertOriginals(button.dataset.label); };
+    document.head.appendChild(script);
+  }
   function showOriginal(on) {
     document.documentElement.classList.toggle("show-original", on);
-    document.querySelectorAll(".bilingual-toggle").forEach(function (b) { b.setAttribute("aria-pressed", on ? "true" : "false"); });
+    document.querySelectorAll(".bilingual-toggle").forEach(function (b) {
+      b.setAttribute("aria-pressed", on ? "true" : "false");
+      if (on) { loadOriginals(b); }
+    });
   }
   document.querySelectorAll(".bilingual-toggle").forEach(function (button) {
     button.hidden = false;
@@ -137,7 +172,7 @@
   if (toc) {
     var details = toc.querySelector("details");
     var wide = window.matchMedia("(min-width: 1200px)");
-    var fit = function () { details.open = wide.matches; };
+    var fit = function () { details.open = wide.matches; tabStops(); };
     fit();
     if (wide.addEventListener) { wide.addEventListener("change", fit); }
     toc.querySelector("summary").addEventListener("click", function (e) { if (wide.matches) { e.preventDefault(); } });
