@@ -84,6 +84,14 @@ def test_environment_ending_a_comment_before_code_is_followed_by_an_empty_paragr
     assert _keys(doc) == ["<p> Show</p>\n<span translate=no>_^_0_^_</span>"]
 
 
+def test_environment_ending_a_comment_before_a_blank_line_is_followed_by_an_empty_paragraph():
+    # the comment is a section without code (a blank line, then the next comment): the original
+    # still ends its key with the comment's last newline as `<p> </p>`
+    src = "x = 0\n# To calculate\n#\n# \\begin{align}\n# a &= b\n# \\end{align}\n\n# $$c$$\ny = 1\n"
+    assert _keys(src) == ["<p>To calculate</p>\n<span translate=no>_^_0_^_</span><p> </p>\n",
+                          "<p><span translate=no>_^_0_^_</span> </p>\n"]
+
+
 def test_paragraph_right_after_front_matter_has_no_leading_space():
     src = '"""\n---\ntitle: T\n---\n\n*Work by [A](https://a.org),\nbased on code.*\n\n# T\n"""\n'
     assert _keys(src) == ['<p><em>Work by <a href="https://a.org">A</a>, based on code.</em></p>\n'
@@ -94,6 +102,18 @@ def test_emphasis_may_close_after_a_space_as_in_python_markdown():
     src = '"""\nReverse. *Note the *$m$ here, and a * b * c.\n"""\n'
     assert _keys(src) == ["<p> Reverse. <em>Note the </em><span translate=no>_^_0_^_</span> here, "
                           "and a * b * c.</p>\n"]
+
+
+def test_star_items_right_after_a_paragraph_line_read_as_emphasis_as_in_the_original():
+    # no blank line before the items: no list; the original's emphasis runs from the first item's
+    # `*` to the next `*` (strong emphasis is read first)
+    src = '"""\nTwo ways:\n* **A**: first,\nstill first.\n* **B**: second.\n"""\n'
+    assert _keys(src) == ["<p> Two ways: <em> <strong>A</strong>: first, still first. </em> "
+                          "<strong>B</strong>: second.</p>\n"]
+    # a blank line before them: a list; a `* ` inside a line opens nothing
+    assert _keys('"""\nTwo ways:\n\n* **A**: first,\n* **B**: second.\n"""\n') == [
+        "<p> Two ways:</p>\n<ul><li><strong>A</strong>: first, </li>\n<li><strong>B</strong>: second.</li></ul>\n"]
+    assert _keys('"""\nx is a * b\n* c.\n"""\n') == ["<p> x is a * b * c.</p>\n"]
 
 
 def test_badges_inside_links_stay_inside_the_working_link():

@@ -457,7 +457,10 @@ def _links(text: str, depth: int = 0) -> str:
 # as in Python-Markdown, `*` surrounded by spaces (`a * b * c`) is not emphasis
 _STRONG_EM_RE = re.compile(r"\*\*\*(?!\s)(.+?)(?<!\s)\*\*\*", re.S)
 _STRONG_RE = re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*", re.S)
-_EM_RE = re.compile(r"\*(?!\s)([^*]+?)\*")  # a closing `*` may follow a space, as in Python-Markdown
+# A closing `*` may follow a space, as in Python-Markdown; an opening one may be followed by one
+# only at the start of a line: `* ` items right after a paragraph line are no list (a list starts
+# a block), and the original reads the first such item up to the next `*` as emphasis
+_EM_RE = re.compile(r"(?:(?<=\n)\*|\*(?!\s))([^*]+?)\*")
 _SMART_STRONG_RE = re.compile(r"(?<!\w)__(?!_)(.+?)(?<!_)__(?!\w)", re.S)
 _SMART_EM_RE = re.compile(r"(?<!\w)_(?!_)(.+?)(?<!_)_(?!\w)", re.S)
 
@@ -792,7 +795,6 @@ class _Text:
 
     def __init__(self, prose: str, lines: _Lines):
         self.specials: list[Placeholder] = []
-        self.env_tail = False
         pieces: list[str] = []
         self._map: list[tuple[int, int]] = []  # (offset in self.text, offset in prose)
         pos = new = 0
@@ -920,9 +922,10 @@ def _block_placeholder_line(p: _BlockParser, k: int, line: str) -> bool:
     if line[m.end():].strip():  # text after `\\end{..}` on the same line starts a paragraph
         p.column[k] = m.end()
         p.para.append(k)
-    elif ph.kind == "env" and p.doc.env_tail and k == len(p.lines) - 2 and p.lines[k + 1] == "":
-        # The newline after an environment that ends a comment before code (comment lines each
-        # end with one) is a paragraph of its own in the original key rule: `…</span><p> </p>`.
+    elif ph.kind == "env" and k == len(p.lines) - 2 and p.lines[k + 1] == "":
+        # The newline after an environment that ends a comment (comment lines each end with one;
+        # a docstring's prose has no trailing newline) is a paragraph of its own in the original
+        # key rule: `…</span><p> </p>`, whether code follows the comment or a blank line does.
         p.elements.append(_Element("p", " ", p.starts[k + 1]))
     return True
 
@@ -997,11 +1000,9 @@ def _item_line(p: _BlockParser, k: int, line: str) -> bool:
     return True
 
 
-def _elements(prose: str, lines: _Lines, env_tail: bool = False) -> list[_Element]:
-    """Top-level elements of the prose in source order. `env_tail`: the prose comes before code
-    (see `_block_placeholder_line`)."""
+def _elements(prose: str, lines: _Lines) -> list[_Element]:
+    """Top-level elements of the prose in source order."""
     doc = _Text(prose, lines)
-    doc.env_tail = env_tail
     return _blocks(doc.text, 0, doc)
 
 
@@ -1102,7 +1103,7 @@ def section_blocks(section: Section) -> list[ProseBlock]:
         return []
     lines = _Lines(prose, section.prose_lines)
     parts: list[tuple[str, list[Placeholder], int]] = []  # (html, placeholders, line) per element
-    for e in _elements(prose, lines, bool(section.code)):
+    for e in _elements(prose, lines):
         inline = _Inline(lines)
         html_ = _render(e, inline)
         if not html_:
