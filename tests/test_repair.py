@@ -170,6 +170,33 @@ def test_a_translation_written_for_the_original_numbered_list_key_is_used(tmp_pa
     assert result.status == "translated" and "1. 应用 2. 堆叠" in result.html
 
 
+def test_a_translation_written_for_the_original_link_of_a_bare_bracket_is_used_without_the_link(tmp_path):
+    from labml_site.translate.repair import legacy_key
+    ours = f"<p>{PH.format(0)} has shape [rows, cols] and [1...2] </p>\n"
+    original = (f'<p>{PH.format(0)} has shape <a href="rows, cols">rows, cols</a> and '
+                '<a href="1...2">1...2</a> </p>\n')
+    assert legacy_key(ours) == original
+    # a real link, brackets inside a tag or around a placeholder are the same in both rules
+    assert legacy_key('<p>[a](b.html) <a title="[x]">y</a> [' + PH.format(0) + ']</p>\n') is None
+    path = tmp_path / "shape.zh.json"
+    path.write_text(json.dumps({original: f'<p>{PH.format(0)}的形状为<a href="rows, cols">行、列</a>，'
+                                          '<a href="1...2">1...2</a></p>\n'}, ensure_ascii=False), "utf-8")
+    result = Catalog.load(path, "zh").lookup(ours)
+    assert result.status == "translated"
+    assert result.html == f"<p>{PH.format(0)}的形状为[行、列]，[1...2]</p>\n"  # no link that goes nowhere
+
+
+def test_a_title_translated_for_the_original_key_with_the_spaces_after_the_hash_is_used(tmp_path):
+    from labml_site.translate.repair import legacy_key
+    # `#  [Patches](https://x.example/)`: the original's title key keeps the second space
+    assert legacy_key("Patches") == " Patches" and legacy_key(" Patches") is None
+    path = tmp_path / "readme.zh.json"
+    path.write_text(json.dumps({" Patches": " 补丁"}, ensure_ascii=False), "utf-8")
+    catalog = Catalog.load(path, "zh")
+    assert catalog.lookup("Patches").html == "补丁"
+    assert catalog.lookup(" Patches").html == " 补丁"  # (its own key: as written)
+
+
 def test_a_block_whose_links_moved_keeps_its_translation_with_the_new_targets(tmp_path):
     old = '<p>Device to use. <a href="https://docs.example/device.html">DeviceConfigs</a> picks one.</p>\n'
     new = '<p>Device to use. <a href="../device.html">DeviceConfigs</a> picks one.</p>\n'

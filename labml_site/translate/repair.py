@@ -471,29 +471,69 @@ def _marked_item(li: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# The original's key for a numbered list
+# The original's key rule where it differs from ours
 # --------------------------------------------------------------------------------------------
 
 _OL_RE = re.compile(r"<ol>(<li>.*?</li>)</ol>", re.S)
+_TAG_SPLIT_RE = re.compile(r"(<[^>]*>)")
+# `[text]` not followed by `(`: no tag, placeholder or bracket inside
+_BRACKET_RE = re.compile(r"\[([^\[\]<>]+)\](?!\()")
+
+
+def _bracket_links(key: str) -> str:
+    """The original's rendering of a bare `[text]` (no `(url)` after it): a link to `text`
+    (`<a href="batch_size, seq_len">batch_size, seq_len</a>`), in the text between tags."""
+    if "[" not in key:
+        return key
+    return "".join(piece if piece.startswith("<") else
+                   _BRACKET_RE.sub(lambda m: f'<a href="{m.group(1)}">{m.group(1)}</a>', piece)
+                   for piece in _TAG_SPLIT_RE.split(key))
 
 
 def legacy_key(key: str) -> str | None:
-    """The key the original site's rule makes of the same English, where it differs from ours:
-    it reads a `1. … 2. …` list as one paragraph (`<p>1. A 2. B</p>`), which we render as the
-    list it is. A translation file written for the original has that key: its translation (one
-    paragraph, as the original showed it) is used for the list. None when the rules agree."""
-    if "<ol>" not in key:
-        return None
+    """The key the original site's rule makes of the same English, where it differs from ours
+    (None when the rules agree). A translation file written for the original has that key; its
+    translation is used for ours (see `from_legacy`). The differences:
 
-    def paragraph(m: re.Match) -> str:
-        body = m.group(1)
-        if "<ol>" in body or "<ul>" in body:
-            return m.group(0)
-        items = body[len("<li>"):-len("</li>")].split("</li>\n<li>")
-        return "<p>" + " ".join(f"{n}. {item.strip()}" for n, item in enumerate(items, 1)) + "</p>"
+    - a `1. … 2. …` list is one paragraph (`<p>1. A 2. B</p>`), which we render as the list it
+      is; its translation (one paragraph, as the original showed it) is used for the list;
+    - a bare `[text]` is a link to `text` (a link that goes nowhere), which we show as the
+      bracketed text it is;
+    - a title from a `#  [Title](url)` line keeps the spaces after `# ` (` Title`): a key
+      without markup (a title or summary) is also looked up with one leading space."""
+    if "<" not in key:
+        return " " + key if key.strip() and not key.startswith(" ") else None
+    legacy = _bracket_links(key)
+    if "<ol>" in legacy:
 
-    legacy = _OL_RE.sub(paragraph, key)
+        def paragraph(m: re.Match) -> str:
+            body = m.group(1)
+            if "<ol>" in body or "<ul>" in body:
+                return m.group(0)
+            items = body[len("<li>"):-len("</li>")].split("</li>\n<li>")
+            return "<p>" + " ".join(f"{n}. {item.strip()}" for n, item in enumerate(items, 1)) + "</p>"
+
+        legacy = _OL_RE.sub(paragraph, legacy)
     return legacy if legacy != key else None
+
+
+_A_ELEMENT_RE = re.compile(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.S)
+
+
+def from_legacy(key: str, html: str) -> str:
+    """A translation (reviewed, sanitized HTML) of `legacy_key(key)` as shown for `key`: a link
+    the original made of a bare `[text]` is the bracketed text again (`[译文]`), not a link that
+    goes nowhere; a title's translation loses the leading spaces of the original's key."""
+    if "<" not in key:
+        return html.lstrip() if not key[:1].isspace() else html
+    if "[" not in key:
+        return html
+    made = {m.group(1) for piece in _TAG_SPLIT_RE.split(key) if not piece.startswith("<")
+            for m in _BRACKET_RE.finditer(piece)}
+    if not made:
+        return html
+    return _A_ELEMENT_RE.sub(lambda m: f"[{m.group(2)}]" if _html.unescape(m.group(1)) in
+                             {_html.unescape(t) for t in made} else m.group(0), html)
 
 
 # --------------------------------------------------------------------------------------------
