@@ -122,7 +122,8 @@ def test_badges_inside_links_stay_inside_the_working_link():
                    "![Logo](https://x.example/l.png)\n\n[![Local](fig.png)](https://x.example)\n\"\"\"\n")
     badge, outside, local = (ph for s in page.sections for b in s.blocks for ph in b.placeholders)
     assert badge == '<span class="outside-image">Open In Colab</span>'  # no link inside the link
-    assert outside == '<a href="https://x.example/l.png">Logo</a>'  # alone: a link to the image
+    # alone: a link to the image, marked as its stand-in
+    assert outside == '<a class="outside-image" href="https://x.example/l.png">Logo</a>'
     assert local.startswith('<img src="fig.png"')  # a local image inside a link stays an image
 
 
