@@ -116,6 +116,30 @@ def test_star_items_right_after_a_paragraph_line_read_as_emphasis_as_in_the_orig
     assert _keys('"""\nx is a * b\n* c.\n"""\n') == ["<p> x is a * b * c.</p>\n"]
 
 
+def test_doctest_prompt_lines_are_shown_as_written_not_as_nested_quotes():
+    from labml_site.read.prose import section_blocks
+    src = ('class C:\n    r"""\n    A loop.\n\n    >>> for step in conf.loop:\n    >>>     ...\n\n'
+           '    Arguments: n.\n    """\n    x = 1\n')
+    (block,) = [b for s in parse_source(src, "a.py").sections for b in section_blocks(s)]
+    # the original shows the `>>>` too (as one paragraph); the lines are kept here
+    assert block.key == "<p> A loop.</p>\n<span translate=no>_^_0_^_</span><p>Arguments: n.</p>\n"
+    (session,) = block.placeholders
+    assert (session.kind, session.lang, session.line) == ("code_block", "pycon", 5)
+    assert session.text == ">>> for step in conf.loop:\n>>>     ..."
+    # inside a paragraph (no blank line before the prompt) it is text, as in the original
+    assert _keys('"""\nText\n>>> x\n"""\n') == ["<p> Text &gt;&gt;&gt; x</p>\n"]
+    # and `> ` quotes stay quotes
+    assert _keys('"""\n> quoted\n"""\n') == ["<blockquote>\n<p> quoted</p>\n</blockquote>\n"]
+
+
+def test_doctest_session_is_highlighted_with_its_prompts():
+    from labml_site.typeset.page import analyse
+    page = analyse("a.py", "a.html", '"""\nUse it:\n\n>>> f(1)\n2\n"""\n')
+    (rendered,) = (ph for s in page.sections for b in s.blocks for ph in b.placeholders)
+    assert rendered.startswith('<pre class="highlight code-block"><code><span class="gp">&gt;&gt;&gt; </span>')
+    assert "\n2</code></pre>" in rendered  # the output line, on its own line
+
+
 def test_badges_inside_links_stay_inside_the_working_link():
     from labml_site.typeset.page import analyse
     page = analyse("a.py", "a.html", '"""\n# T\n\n[![Open In Colab](https://colab.example/badge.svg)](https://colab.example/nb)\n\n'

@@ -112,6 +112,20 @@ def test_blocks_whose_english_did_not_change_keep_their_translation(tmp_path):
     assert (note.severity, note.code, note.line) == ("warning", "partly-translated", 2)
 
 
+def test_an_entry_of_one_block_translates_that_block_of_a_longer_key(tmp_path):
+    # an older source had the heading alone; today's has a paragraph after it
+    path = tmp_path / "experiment.ja.json"
+    path.write_text(json.dumps({"<h3>VGG model</h3>\n": "<h3>VGG モデル</h3>\n", "<p> </p>\n": "<p></p>\n"},
+                               ensure_ascii=False, indent=2), "utf-8")
+    catalog = Catalog.load(path, "ja")
+    result = catalog.lookup("<h3>VGG model</h3>\n<p>This derives from it.</p>\n")
+    assert result.status == "translated" and result.html.startswith("<h3>VGG モデル</h3>\n")
+    assert 'class="untranslated"' in result.html and "This derives from it." in result.html
+    assert result.findings[0].code == "partly-translated"
+    # a known block without words (`<p> </p>`) translates nothing: the key stays missing
+    assert catalog.lookup("<p>New text.</p>\n<p> </p>\n").status == "missing"
+
+
 def test_nothing_in_common_stays_missing(tmp_path):
     path = tmp_path / "p.zh.json"
     path.write_text(json.dumps({"<h1>A</h1>\n<p>B</p>\n": "<h1>甲</h1>\n<p>乙</p>\n"}, ensure_ascii=False), "utf-8")

@@ -12,7 +12,8 @@ converter is purpose-built rather than a general Markdown engine:
   everything else is a paragraph whose newlines become spaces;
 * text is HTML-escaped (quotes too), raw HTML tags pass through, links and emphasis become HTML;
 * beyond the subset of the existing corpus (where it gives otherwise meaningless text a
-  meaning): `1. ` ordered lists and `> ` blockquotes.
+  meaning): `1. ` ordered lists and `> ` blockquotes; a block that starts with a `>>> ` prompt
+  is a doctest session, a code block placeholder (the original joins its lines into a paragraph).
 
 Rules are small registered functions, like Python-Markdown's processors: LINE_RULES (block
 structure, line by line), PLACEHOLDER_RULES (math, code, images) and INLINE_RULES (links,
@@ -794,6 +795,7 @@ class _Text:
     that splitting on blank lines never cuts through one; offsets map back to the prose."""
 
     def __init__(self, prose: str, lines: _Lines):
+        self.lines = lines
         self.specials: list[Placeholder] = []
         pieces: list[str] = []
         self._map: list[tuple[int, int]] = []  # (offset in self.text, offset in prose)
@@ -1018,7 +1020,16 @@ def _blocks(text: str, offset: int, doc: _Text, depth: int = 0) -> list[_Element
     k = 0
     while k < len(blocks):
         block = blocks[k]
-        if depth < MAX_QUOTE_NESTING and _is_quote(block):
+        if _is_doctest(block):
+            # `>>> ` prompt lines (a doctest block, as reST has them: from the prompt to the
+            # blank line) are an interpreter session shown as written: no block quote of `>`
+            # markers, as the original too shows the `>>>`; lines kept, unlike its paragraph
+            lead = len(block) - len(block.lstrip("\n"))
+            at = doc.source_offset(offset + pos + lead)
+            ph = Placeholder("code_block", block.strip("\n"), lang="pycon", line=doc.lines.line(at))
+            out.append(_Element("code_block", offset=at, placeholder=ph))
+            pos += len(block) + 2
+        elif depth < MAX_QUOTE_NESTING and _is_quote(block):
             # consecutive quoted blocks form one blockquote (a `>` line alone joins them too)
             first = k
             while k + 1 < len(blocks) and _is_quote(blocks[k + 1]):
@@ -1034,6 +1045,15 @@ def _blocks(text: str, offset: int, doc: _Text, depth: int = 0) -> list[_Element
             pos += len(block) + 2
         k += 1
     return out
+
+
+_DOCTEST_RE = re.compile(r"\n*>>>(?: |$)", re.M)
+
+
+def _is_doctest(block: str) -> bool:
+    """A block whose first line is a `>>> ` prompt (a sentinel of a fenced block inside it would
+    be shown as its marker: such a block is left to the other rules)."""
+    return block.startswith((">>>", "\n")) and bool(_DOCTEST_RE.match(block)) and "\ue010" not in block
 
 
 def _is_quote(block: str) -> bool:

@@ -404,13 +404,13 @@ def units(fragment: str) -> list[tuple[str, str, list[str] | None]] | None:
 
 def unit_pairs(key: str, value: str) -> list[tuple[str, str]]:
     """(English, translation) of each block, and of each list item, of a translated entry whose
-    blocks (and list items) line up one to one with the English's; [] when they do not."""
-    if "<" not in key or (key.count("\n") < 2 and "<li" not in key):
-        # One block and no list (the builder ends each block of a key with a newline and
-        # writes none inside one): nothing to pair, and no need to parse either side.
+    blocks (and list items) line up one to one with the English's; [] when they do not. An entry
+    of one block is a unit too: a longer key that has the very same block shows its translation
+    (an older source's `<h3>Title</h3>` alone, today's with a paragraph after it)."""
+    if "<" not in key:
         return []
     k, v = units(key), units(value)
-    if not k or not v or len(k) != len(v) or len(k) < 2 and not (k[0][2] and len(k[0][2]) > 1):
+    if not k or not v or len(k) != len(v):
         return []
     pairs = []
     for (kt, kh, ki), (vt, vh, vi) in zip(k, v):
@@ -445,7 +445,7 @@ def compose_from_units(key: str, known: dict[str, str], check) -> str | None:
             continue
         if block in known and (html := check(block, known[block])) is not None:
             parts.append(html)
-            found = True
+            found = found or _has_text(block)  # (a known `<p> </p>` alone translates nothing)
             continue
         if items:
             shown = []
@@ -453,7 +453,7 @@ def compose_from_units(key: str, known: dict[str, str], check) -> str | None:
                 html = check(li, known[li]) if li in known else None
                 if html is not None:
                     shown.append(html)
-                    found = True
+                    found = found or _has_text(li)
                 else:
                     shown.append(_marked_item(li))
             parts.append(f"<{tag}>" + "\n".join(shown) + f"</{tag}>")
@@ -462,6 +462,14 @@ def compose_from_units(key: str, known: dict[str, str], check) -> str | None:
     if not found:
         return None
     return "\n".join(parts) + "\n"
+
+
+_ANY_TAG_RE = re.compile(r"<[^>]*>")
+
+
+def _has_text(block: str) -> bool:
+    """Whether an English block has words, not only tags, placeholders and spaces."""
+    return bool(_ANY_TAG_RE.sub("", PLACEHOLDER_RE.sub("", block)).strip())
 
 
 def _marked_item(li: str) -> str:
