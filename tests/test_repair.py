@@ -181,7 +181,26 @@ def test_a_translation_written_for_the_original_numbered_list_key_is_used(tmp_pa
     path = tmp_path / "game.zh.json"
     path.write_text(json.dumps({original: "<p>我们做：</p>\n<p>1. 应用 2. 堆叠</p>\n"}, ensure_ascii=False), "utf-8")
     result = Catalog.load(path, "zh").lookup(ours)
-    assert result.status == "translated" and "1. 应用 2. 堆叠" in result.html
+    # the translation keeps the numbers: shown as the list our page has
+    assert result.status == "translated" and result.html == "<p>我们做：</p>\n<ol><li>应用</li>\n<li>堆叠</li></ol>\n"
+
+
+def test_a_numbered_paragraph_translation_is_made_a_list_only_where_its_numbers_are_found(tmp_path):
+    from labml_site.translate.repair import legacy_key
+    ours = "<ol><li>Apply it (4, 84) </li>\n<li>Stack <a href=\"s.html\">them</a> </li>\n<li>Log it</li></ol>\n"
+    values = {
+        # machine-translated numbers with a full stop of the language, a link, a number in the text
+        "<p>1.应用它 (4, 84) 2。堆叠<a href=\"s.html\">它们 3. 次</a> 3．记录</p>\n":
+            '<ol><li>应用它 (4, 84)</li>\n<li>堆叠<a href="s.html" rel="noopener noreferrer">它们 3. 次</a></li>\n<li>记录</li></ol>\n',
+        # a number lost in the translation: the paragraph, as the original showed it
+        "<p>1. 应用 2 堆叠 3. 记录</p>\n": "<p>1. 应用 2 堆叠 3. 记录</p>\n",
+        # text before the first number: the paragraph
+        "<p>先 1. 应用 2. 堆叠 3. 记录</p>\n": "<p>先 1. 应用 2. 堆叠 3. 记录</p>\n",
+    }
+    for value, shown in values.items():
+        path = tmp_path / "game.zh.json"
+        path.write_text(json.dumps({legacy_key(ours): value}, ensure_ascii=False), "utf-8")
+        assert Catalog.load(path, "zh").lookup(ours).html == shown
 
 
 def test_a_translation_written_for_the_original_link_of_a_bare_bracket_is_used_without_the_link(tmp_path):

@@ -528,12 +528,72 @@ def legacy_key(key: str) -> str | None:
 _A_ELEMENT_RE = re.compile(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.S)
 
 
+_ITEM_TAG_RE = re.compile(r"<[^>]*>")
+
+
+def _numbered_items(paragraph: str, count: int) -> list[str] | None:
+    """The inner HTML of `<p>1. A 2. B</p>` cut before each number 1 … `count` (followed by `.`,
+    `。` or `．`, at the start or after a space, outside any element), without the numbers; None
+    unless all are found, in order."""
+    inner = paragraph[len("<p>"):-len("</p>")] if paragraph.startswith("<p>") and paragraph.endswith("</p>") else None
+    if inner is None:
+        return None
+    depth_at: list[int] = []  # element depth at each character
+    depth, pos = 0, 0
+    for m in _ITEM_TAG_RE.finditer(inner):
+        depth_at.extend([depth] * (m.start() - pos))
+        tag = m.group(0)
+        depth_at.extend([-1] * len(tag))  # inside a tag: never a cut
+        if not tag.startswith("</") and not tag.endswith("/>") and not tag.startswith("<br"):
+            depth += 1
+        elif tag.startswith("</"):
+            depth -= 1
+        pos = m.end()
+    depth_at.extend([depth] * (len(inner) - pos))
+    cuts: list[tuple[int, int]] = []
+    at = 0
+    for n in range(1, count + 1):
+        rx = re.compile(rf"(?<!\S){n}[.。．]\s*")
+        m = rx.search(inner, at)
+        while m is not None and depth_at[m.start()] != 0:
+            m = rx.search(inner, m.start() + 1)
+        if m is None or (n == 1 and inner[:m.start()].strip()):
+            return None
+        cuts.append((m.start(), m.end()))
+        at = m.end()
+    items = [inner[start:(cuts[i + 1][0] if i + 1 < len(cuts) else len(inner))].strip()
+             for i, (_, start) in enumerate(cuts)]
+    return items if all(items) else None
+
+
+def _relist(key: str, html: str) -> str:
+    """`html` (a translation of the original's key, with a numbered list as one paragraph) with
+    each such paragraph made the list our key has again, where its numbers 1 … N can be found."""
+    k, v = units(key), units(html)
+    if not k or not v or len(k) != len(v):
+        return html
+    parts: list[str] = []
+    changed = False
+    for (kt, _, ki), (vt, vh, _) in zip(k, v):
+        items = _numbered_items(vh, len(ki)) if kt == "ol" and vt == "p" and ki else None
+        if items is None:
+            parts.append(vh)
+            continue
+        parts.append("<ol>" + "\n".join(f"<li>{item}</li>" for item in items) + "</ol>")
+        changed = True
+    return "\n".join(parts) + "\n" if changed else html
+
+
 def from_legacy(key: str, html: str) -> str:
     """A translation (reviewed, sanitized HTML) of `legacy_key(key)` as shown for `key`: a link
     the original made of a bare `[text]` is the bracketed text again (`[译文]`), not a link that
-    goes nowhere; a title's translation loses the leading spaces of the original's key."""
+    goes nowhere; a numbered list the original made one paragraph is a list again when the
+    translation keeps its numbers (`1.甲 2。乙` → two items); a title's translation loses the
+    leading spaces of the original's key."""
     if "<" not in key:
         return html.lstrip() if not key[:1].isspace() else html
+    if "<ol>" in key:
+        html = _relist(key, html)
     if "[" not in key:
         return html
     made = {m.group(1) for piece in _TAG_SPLIT_RE.split(key) if not piece.startswith("<")
