@@ -12,9 +12,12 @@ language:
   look up as translated (shown on the page), out of all non-empty values;
 - prose blocks shown translated (p, h1-h6, li in the sections' docs column, with any CJK
   letter) on our pages and on the original's `docs/<lang>/` pages of the same path; and the same
-  on the pages the original published from today's source (its language page has as many
-  sections as its English page: a drifted page was made from an older source, whose blocks no
-  build of today's source has);
+  on the pages the original published from today's source, by two tests: its language page has
+  as many sections as its English page (a drifted page was made from an older source, whose
+  blocks no build of today's source has), and, stricter, also the same code in every section and
+  the same link targets in the prose (an older source with as many sections still differs there:
+  whole language sites were published from older sources);
+- with `--differences`: per page, the blocks shown in English on one side only;
 - junk a reader sees: leftover placeholders (`_%5e_0_%5e_`) and Markdown parse errors; pages
   where the original shows a parse error instead of the page are left out of the shares;
 - values repaired and values rejected (not shown);
@@ -134,6 +137,29 @@ def block_counts(page: str, original: bool) -> tuple[int, int]:
     return translated, total
 
 
+def code_columns(page: str) -> list[str]:
+    """The code column's text of each section of an original page (line numbers included)."""
+    parts = re.split(r"<div class='section' id='section-\d+'>", page)[1:]
+    return [_TAG.sub("", p.split("<div class='code'>", 1)[1]).strip() if "<div class='code'>" in p else ""
+            for p in parts]
+
+
+def prose_hrefs(page: str) -> list[str]:
+    """The link targets in the prose of an original page (never translated), sorted."""
+    return sorted(h for region in docs_regions(page, True) for h in _HREF.findall(region))
+
+
+def english_blocks(page: str, original: bool) -> Counter:
+    """The blocks of the docs column shown without a CJK letter, whitespace collapsed."""
+    found: Counter = Counter()
+    for region in docs_regions(page, original):
+        parser = _Blocks()
+        parser.feed(region)
+        parser.close()
+        found.update(" ".join(t.split()) for t in parser.done if t.strip() and not _CJK.search(t))
+    return found
+
+
 def pct(a: int, b: int) -> str:
     return f"{a}/{b} ({100 * a / max(b, 1):.2f} %)"
 
@@ -144,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--langs", default="zh,ja")
     ap.add_argument("--site", type=Path)
     ap.add_argument("--no-build", action="store_true", help="measure the site already in --site")
+    ap.add_argument("--differences", action="store_true",
+                    help="list, per page both sites have, the blocks shown in English on one side only")
     args = ap.parse_args(argv)
     langs = args.langs.split(",")
     source, cache, docs = args.corpus / "labml_nn", args.corpus / "translate_cache", args.corpus / "docs"
@@ -194,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         missing_ids = drift_ids = 0
         junk_ours = junk_orig = broken_pages = 0
         same = [0, 0, 0, 0]  # ours translated, blocks; original translated, blocks: same-source pages
+        strict = [0, 0, 0, 0, 0]  # the same on pages with the same code and links too; pages
+        differences: list[str] = []
         broken_examples: Counter = Counter()
         missing_examples: list[str] = []
         for page_path in sorted((site / lang).rglob("*.html")):
@@ -224,6 +254,16 @@ def main(argv: list[str] | None = None) -> int:
                     same[1] += ours_counts[1]
                     same[2] += t
                     same[3] += n
+                    etext = english.read_text(encoding="utf-8", errors="replace") if english.exists() else ""
+                    if etext and code_columns(otext) == code_columns(etext) and prose_hrefs(otext) == prose_hrefs(etext):
+                        for i, v in enumerate((*ours_counts, t, n, 1)):
+                            strict[i] += v
+                if args.differences and (ours_counts[0], ours_counts[1]) != (t, n):
+                    ours_en, orig_en = english_blocks(text, False), english_blocks(otext, True)
+                    differences.append(f"    {rel}{'' if same_source else ' (older source)'}: ours "
+                                       f"{ours_counts[0]}/{ours_counts[1]}, original {t}/{n}")
+                    differences.extend(f"      in English on ours only: {b[:100]}" for b in ours_en - orig_en)
+                    differences.extend(f"      in English on the original only: {b[:100]}" for b in orig_en - ours_en)
                 for ident in sorted(wanted - ours_ids):
                     if not same_source:
                         drift_ids += 1  # the original's page was made from another source version
@@ -254,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  prose blocks shown translated: ours {pct(ours_t, ours_n)}, original {pct(orig_t, orig_n)}")
         print(f"    on the pages the original published from today's source (as many sections as "
               f"its English page): ours {pct(same[0], same[1])}, original {pct(same[2], same[3])}")
+        print(f"    and with the same code and link targets as its English page too ({strict[4]} pages): "
+              f"ours {pct(strict[0], strict[1])}, original {pct(strict[2], strict[3])}")
         print(f"    (left out: {broken_pages} pages where the original shows a Markdown parse error "
               "instead of the page)")
         print(f"  junk shown (encoded placeholders like _%5e_0_%5e_, parse errors): ours {junk_ours}, "
@@ -268,6 +310,10 @@ def main(argv: list[str] | None = None) -> int:
               "sections differ from its own English page)")
         for example in missing_examples:
             print(f"      e.g. {example}")
+        if args.differences:
+            print("  pages whose blocks shown translated differ:")
+            for line in differences:
+                print(line)
     return 0
 
 

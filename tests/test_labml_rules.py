@@ -84,6 +84,14 @@ def test_environment_ending_a_comment_before_code_is_followed_by_an_empty_paragr
     assert _keys(doc) == ["<p> Show</p>\n<span translate=no>_^_0_^_</span>"]
 
 
+def test_environment_ending_a_comment_before_a_blank_line_is_followed_by_an_empty_paragraph():
+    # the comment is a section without code (a blank line, then the next comment): the original
+    # still ends its key with the comment's last newline as `<p> </p>`
+    src = "x = 0\n# To calculate\n#\n# \\begin{align}\n# a &= b\n# \\end{align}\n\n# $$c$$\ny = 1\n"
+    assert _keys(src) == ["<p>To calculate</p>\n<span translate=no>_^_0_^_</span><p> </p>\n",
+                          "<p><span translate=no>_^_0_^_</span> </p>\n"]
+
+
 def test_paragraph_right_after_front_matter_has_no_leading_space():
     src = '"""\n---\ntitle: T\n---\n\n*Work by [A](https://a.org),\nbased on code.*\n\n# T\n"""\n'
     assert _keys(src) == ['<p><em>Work by <a href="https://a.org">A</a>, based on code.</em></p>\n'
@@ -96,13 +104,50 @@ def test_emphasis_may_close_after_a_space_as_in_python_markdown():
                           "and a * b * c.</p>\n"]
 
 
+def test_star_items_right_after_a_paragraph_line_read_as_emphasis_as_in_the_original():
+    # no blank line before the items: no list; the original's emphasis runs from the first item's
+    # `*` to the next `*` (strong emphasis is read first)
+    src = '"""\nTwo ways:\n* **A**: first,\nstill first.\n* **B**: second.\n"""\n'
+    assert _keys(src) == ["<p> Two ways: <em> <strong>A</strong>: first, still first. </em> "
+                          "<strong>B</strong>: second.</p>\n"]
+    # a blank line before them: a list; a `* ` inside a line opens nothing
+    assert _keys('"""\nTwo ways:\n\n* **A**: first,\n* **B**: second.\n"""\n') == [
+        "<p> Two ways:</p>\n<ul><li><strong>A</strong>: first, </li>\n<li><strong>B</strong>: second.</li></ul>\n"]
+    assert _keys('"""\nx is a * b\n* c.\n"""\n') == ["<p> x is a * b * c.</p>\n"]
+
+
+def test_doctest_prompt_lines_are_shown_as_written_not_as_nested_quotes():
+    from labml_site.read.prose import section_blocks
+    src = ('class C:\n    r"""\n    A loop.\n\n    >>> for step in conf.loop:\n    >>>     ...\n\n'
+           '    Arguments: n.\n    """\n    x = 1\n')
+    (block,) = [b for s in parse_source(src, "a.py").sections for b in section_blocks(s)]
+    # the original shows the `>>>` too (as one paragraph); the lines are kept here
+    assert block.key == "<p> A loop.</p>\n<span translate=no>_^_0_^_</span><p>Arguments: n.</p>\n"
+    (session,) = block.placeholders
+    assert (session.kind, session.lang, session.line) == ("code_block", "pycon", 5)
+    assert session.text == ">>> for step in conf.loop:\n>>>     ..."
+    # inside a paragraph (no blank line before the prompt) it is text, as in the original
+    assert _keys('"""\nText\n>>> x\n"""\n') == ["<p> Text &gt;&gt;&gt; x</p>\n"]
+    # and `> ` quotes stay quotes
+    assert _keys('"""\n> quoted\n"""\n') == ["<blockquote>\n<p> quoted</p>\n</blockquote>\n"]
+
+
+def test_doctest_session_is_highlighted_with_its_prompts():
+    from labml_site.typeset.page import analyse
+    page = analyse("a.py", "a.html", '"""\nUse it:\n\n>>> f(1)\n2\n"""\n')
+    (rendered,) = (ph for s in page.sections for b in s.blocks for ph in b.placeholders)
+    assert rendered.startswith('<pre class="highlight code-block"><code><span class="gp">&gt;&gt;&gt; </span>')
+    assert "\n2</code></pre>" in rendered  # the output line, on its own line
+
+
 def test_badges_inside_links_stay_inside_the_working_link():
     from labml_site.typeset.page import analyse
     page = analyse("a.py", "a.html", '"""\n# T\n\n[![Open In Colab](https://colab.example/badge.svg)](https://colab.example/nb)\n\n'
                    "![Logo](https://x.example/l.png)\n\n[![Local](fig.png)](https://x.example)\n\"\"\"\n")
     badge, outside, local = (ph for s in page.sections for b in s.blocks for ph in b.placeholders)
     assert badge == '<span class="outside-image">Open In Colab</span>'  # no link inside the link
-    assert outside == '<a href="https://x.example/l.png">Logo</a>'  # alone: a link to the image
+    # alone: a link to the image, marked as its stand-in
+    assert outside == '<a class="outside-image" href="https://x.example/l.png">Logo</a>'
     assert local.startswith('<img src="fig.png"')  # a local image inside a link stays an image
 
 

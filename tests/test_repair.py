@@ -112,6 +112,20 @@ def test_blocks_whose_english_did_not_change_keep_their_translation(tmp_path):
     assert (note.severity, note.code, note.line) == ("warning", "partly-translated", 2)
 
 
+def test_an_entry_of_one_block_translates_that_block_of_a_longer_key(tmp_path):
+    # an older source had the heading alone; today's has a paragraph after it
+    path = tmp_path / "experiment.ja.json"
+    path.write_text(json.dumps({"<h3>VGG model</h3>\n": "<h3>VGG モデル</h3>\n", "<p> </p>\n": "<p></p>\n"},
+                               ensure_ascii=False, indent=2), "utf-8")
+    catalog = Catalog.load(path, "ja")
+    result = catalog.lookup("<h3>VGG model</h3>\n<p>This derives from it.</p>\n")
+    assert result.status == "translated" and result.html.startswith("<h3>VGG モデル</h3>\n")
+    assert 'class="untranslated"' in result.html and "This derives from it." in result.html
+    assert result.findings[0].code == "partly-translated"
+    # a known block without words (`<p> </p>`) translates nothing: the key stays missing
+    assert catalog.lookup("<p>New text.</p>\n<p> </p>\n").status == "missing"
+
+
 def test_nothing_in_common_stays_missing(tmp_path):
     path = tmp_path / "p.zh.json"
     path.write_text(json.dumps({"<h1>A</h1>\n<p>B</p>\n": "<h1>甲</h1>\n<p>乙</p>\n"}, ensure_ascii=False), "utf-8")
@@ -167,7 +181,53 @@ def test_a_translation_written_for_the_original_numbered_list_key_is_used(tmp_pa
     path = tmp_path / "game.zh.json"
     path.write_text(json.dumps({original: "<p>我们做：</p>\n<p>1. 应用 2. 堆叠</p>\n"}, ensure_ascii=False), "utf-8")
     result = Catalog.load(path, "zh").lookup(ours)
-    assert result.status == "translated" and "1. 应用 2. 堆叠" in result.html
+    # the translation keeps the numbers: shown as the list our page has
+    assert result.status == "translated" and result.html == "<p>我们做：</p>\n<ol><li>应用</li>\n<li>堆叠</li></ol>\n"
+
+
+def test_a_numbered_paragraph_translation_is_made_a_list_only_where_its_numbers_are_found(tmp_path):
+    from labml_site.translate.repair import legacy_key
+    ours = "<ol><li>Apply it (4, 84) </li>\n<li>Stack <a href=\"s.html\">them</a> </li>\n<li>Log it</li></ol>\n"
+    values = {
+        # machine-translated numbers with a full stop of the language, a link, a number in the text
+        "<p>1.应用它 (4, 84) 2。堆叠<a href=\"s.html\">它们 3. 次</a> 3．记录</p>\n":
+            '<ol><li>应用它 (4, 84)</li>\n<li>堆叠<a href="s.html" rel="noopener noreferrer">它们 3. 次</a></li>\n<li>记录</li></ol>\n',
+        # a number lost in the translation: the paragraph, as the original showed it
+        "<p>1. 应用 2 堆叠 3. 记录</p>\n": "<p>1. 应用 2 堆叠 3. 记录</p>\n",
+        # text before the first number: the paragraph
+        "<p>先 1. 应用 2. 堆叠 3. 记录</p>\n": "<p>先 1. 应用 2. 堆叠 3. 记录</p>\n",
+    }
+    for value, shown in values.items():
+        path = tmp_path / "game.zh.json"
+        path.write_text(json.dumps({legacy_key(ours): value}, ensure_ascii=False), "utf-8")
+        assert Catalog.load(path, "zh").lookup(ours).html == shown
+
+
+def test_a_translation_written_for_the_original_link_of_a_bare_bracket_is_used_without_the_link(tmp_path):
+    from labml_site.translate.repair import legacy_key
+    ours = f"<p>{PH.format(0)} has shape [rows, cols] and [1...2] </p>\n"
+    original = (f'<p>{PH.format(0)} has shape <a href="rows, cols">rows, cols</a> and '
+                '<a href="1...2">1...2</a> </p>\n')
+    assert legacy_key(ours) == original
+    # a real link, brackets inside a tag or around a placeholder are the same in both rules
+    assert legacy_key('<p>[a](b.html) <a title="[x]">y</a> [' + PH.format(0) + ']</p>\n') is None
+    path = tmp_path / "shape.zh.json"
+    path.write_text(json.dumps({original: f'<p>{PH.format(0)}的形状为<a href="rows, cols">行、列</a>，'
+                                          '<a href="1...2">1...2</a></p>\n'}, ensure_ascii=False), "utf-8")
+    result = Catalog.load(path, "zh").lookup(ours)
+    assert result.status == "translated"
+    assert result.html == f"<p>{PH.format(0)}的形状为[行、列]，[1...2]</p>\n"  # no link that goes nowhere
+
+
+def test_a_title_translated_for_the_original_key_with_the_spaces_after_the_hash_is_used(tmp_path):
+    from labml_site.translate.repair import legacy_key
+    # `#  [Patches](https://x.example/)`: the original's title key keeps the second space
+    assert legacy_key("Patches") == " Patches" and legacy_key(" Patches") is None
+    path = tmp_path / "readme.zh.json"
+    path.write_text(json.dumps({" Patches": " 补丁"}, ensure_ascii=False), "utf-8")
+    catalog = Catalog.load(path, "zh")
+    assert catalog.lookup("Patches").html == "补丁"
+    assert catalog.lookup(" Patches").html == " 补丁"  # (its own key: as written)
 
 
 def test_a_block_whose_links_moved_keeps_its_translation_with_the_new_targets(tmp_path):

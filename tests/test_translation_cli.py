@@ -70,3 +70,19 @@ def test_check_reports_stale_and_orphans(tmp_path, capsys):
     assert run(tmp_path, "check", "--langs", "en,zh") == 0  # warnings only
     out = capsys.readouterr().out
     assert "stale" in out and "t/gone.zh.json" in out and "orphan-file" in out
+
+
+def test_a_redirect_page_counts_as_a_page_in_stats_check_and_extract(tmp_path, capsys):
+    moved = '"""\n---\ntitle: Old Place\nsummary: It moved.\nredirect: https://example.org/new.html\n---\n"""\n'
+    write_tree(tmp_path / "src", {"t/page.py": SOURCE, "t/old.py": moved})
+    write_json(tmp_path / "tr/t/old.ja.json", {"Old Place": "旧い場所"})
+    assert run(tmp_path, "stats", "--json", "--langs", "en,ja") == 0
+    stats = json.loads(capsys.readouterr().out)
+    row = next(r for r in stats["pages"] if r["page"] == "t/old")
+    assert (row["lang"], row["blocks"], row["translated"], row["missing"], row["stale"]) == ("ja", 2, 1, 1, 0)
+    total = next(r for r in stats["totals"] if r["lang"] == "ja")
+    assert total["blocks"] == 4 + 2  # the page's four keys and the redirect page's two
+    assert run(tmp_path, "check", "--langs", "en,ja") == 0
+    assert "stale" not in capsys.readouterr().out  # its title is no stale entry
+    assert run(tmp_path, "extract", "--lang", "ja") == 0
+    assert json.loads((tmp_path / "tr/t/old.ja.json").read_text("utf-8")) == {"Old Place": "旧い場所", "It moved.": ""}

@@ -22,11 +22,13 @@ from ..translate.catalog import Catalog, is_sidecar, resolve_translation_path, t
 
 
 def _keys_by_page(config: BuildConfig) -> tuple[list[SourceFile], dict[str, list[str]], list[Finding]]:
-    """page base path (e.g. `annotated_attention/mha`) → every key the page produces."""
+    """page base path (e.g. `annotated_attention/mha`) → every key the page produces. A page
+    with prose, and a redirect page (front matter `redirect:` and no prose: the build writes it,
+    with its title): both are pages, with keys to translate."""
     files = discover(config.source)
     pages = analyse_pages(files.pages, config.jobs)
     findings = [f for p in pages.values() for f in p.findings if f.severity == "error"]
-    keys = {f.base: pages[f.rel].keys + _figure_keys(pages[f.rel], files) for f in files.pages if pages[f.rel].sections}
+    keys = {f.base: pages[f.rel].keys + _figure_keys(pages[f.rel], files) for f in files.pages if pages[f.rel].sections or pages[f.rel].redirect}
     return files.pages, keys, findings
 
 

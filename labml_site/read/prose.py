@@ -12,7 +12,8 @@ converter is purpose-built rather than a general Markdown engine:
   everything else is a paragraph whose newlines become spaces;
 * text is HTML-escaped (quotes too), raw HTML tags pass through, links and emphasis become HTML;
 * beyond the subset of the existing corpus (where it gives otherwise meaningless text a
-  meaning): `1. ` ordered lists and `> ` blockquotes.
+  meaning): `1. ` ordered lists and `> ` blockquotes; a block that starts with a `>>> ` prompt
+  is a doctest session, a code block placeholder (the original joins its lines into a paragraph).
 
 Rules are small registered functions, like Python-Markdown's processors: LINE_RULES (block
 structure, line by line), PLACEHOLDER_RULES (math, code, images) and INLINE_RULES (links,
@@ -457,7 +458,10 @@ def _links(text: str, depth: int = 0) -> str:
 # as in Python-Markdown, `*` surrounded by spaces (`a * b * c`) is not emphasis
 _STRONG_EM_RE = re.compile(r"\*\*\*(?!\s)(.+?)(?<!\s)\*\*\*", re.S)
 _STRONG_RE = re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*", re.S)
-_EM_RE = re.compile(r"\*(?!\s)([^*]+?)\*")  # a closing `*` may follow a space, as in Python-Markdown
+# A closing `*` may follow a space, as in Python-Markdown; an opening one may be followed by one
+# only at the start of a line: `* ` items right after a paragraph line are no list (a list starts
+# a block), and the original reads the first such item up to the next `*` as emphasis
+_EM_RE = re.compile(r"(?:(?<=\n)\*|\*(?!\s))([^*]+?)\*")
 _SMART_STRONG_RE = re.compile(r"(?<!\w)__(?!_)(.+?)(?<!_)__(?!\w)", re.S)
 _SMART_EM_RE = re.compile(r"(?<!\w)_(?!_)(.+?)(?<!_)_(?!\w)", re.S)
 
@@ -791,8 +795,8 @@ class _Text:
     that splitting on blank lines never cuts through one; offsets map back to the prose."""
 
     def __init__(self, prose: str, lines: _Lines):
+        self.lines = lines
         self.specials: list[Placeholder] = []
-        self.env_tail = False
         pieces: list[str] = []
         self._map: list[tuple[int, int]] = []  # (offset in self.text, offset in prose)
         pos = new = 0
@@ -920,9 +924,10 @@ def _block_placeholder_line(p: _BlockParser, k: int, line: str) -> bool:
     if line[m.end():].strip():  # text after `\\end{..}` on the same line starts a paragraph
         p.column[k] = m.end()
         p.para.append(k)
-    elif ph.kind == "env" and p.doc.env_tail and k == len(p.lines) - 2 and p.lines[k + 1] == "":
-        # The newline after an environment that ends a comment before code (comment lines each
-        # end with one) is a paragraph of its own in the original key rule: `…</span><p> </p>`.
+    elif ph.kind == "env" and k == len(p.lines) - 2 and p.lines[k + 1] == "":
+        # The newline after an environment that ends a comment (comment lines each end with one;
+        # a docstring's prose has no trailing newline) is a paragraph of its own in the original
+        # key rule: `…</span><p> </p>`, whether code follows the comment or a blank line does.
         p.elements.append(_Element("p", " ", p.starts[k + 1]))
     return True
 
@@ -997,11 +1002,9 @@ def _item_line(p: _BlockParser, k: int, line: str) -> bool:
     return True
 
 
-def _elements(prose: str, lines: _Lines, env_tail: bool = False) -> list[_Element]:
-    """Top-level elements of the prose in source order. `env_tail`: the prose comes before code
-    (see `_block_placeholder_line`)."""
+def _elements(prose: str, lines: _Lines) -> list[_Element]:
+    """Top-level elements of the prose in source order."""
     doc = _Text(prose, lines)
-    doc.env_tail = env_tail
     return _blocks(doc.text, 0, doc)
 
 
@@ -1017,7 +1020,16 @@ def _blocks(text: str, offset: int, doc: _Text, depth: int = 0) -> list[_Element
     k = 0
     while k < len(blocks):
         block = blocks[k]
-        if depth < MAX_QUOTE_NESTING and _is_quote(block):
+        if _is_doctest(block):
+            # `>>> ` prompt lines (a doctest block, as reST has them: from the prompt to the
+            # blank line) are an interpreter session shown as written: no block quote of `>`
+            # markers, as the original too shows the `>>>`; lines kept, unlike its paragraph
+            lead = len(block) - len(block.lstrip("\n"))
+            at = doc.source_offset(offset + pos + lead)
+            ph = Placeholder("code_block", block.strip("\n"), lang="pycon", line=doc.lines.line(at))
+            out.append(_Element("code_block", offset=at, placeholder=ph))
+            pos += len(block) + 2
+        elif depth < MAX_QUOTE_NESTING and _is_quote(block):
             # consecutive quoted blocks form one blockquote (a `>` line alone joins them too)
             first = k
             while k + 1 < len(blocks) and _is_quote(blocks[k + 1]):
@@ -1033,6 +1045,15 @@ def _blocks(text: str, offset: int, doc: _Text, depth: int = 0) -> list[_Element
             pos += len(block) + 2
         k += 1
     return out
+
+
+_DOCTEST_RE = re.compile(r"\n*>>>(?: |$)", re.M)
+
+
+def _is_doctest(block: str) -> bool:
+    """A block whose first line is a `>>> ` prompt (a sentinel of a fenced block inside it would
+    be shown as its marker: such a block is left to the other rules)."""
+    return block.startswith((">>>", "\n")) and bool(_DOCTEST_RE.match(block)) and "\ue010" not in block
 
 
 def _is_quote(block: str) -> bool:
@@ -1102,7 +1123,7 @@ def section_blocks(section: Section) -> list[ProseBlock]:
         return []
     lines = _Lines(prose, section.prose_lines)
     parts: list[tuple[str, list[Placeholder], int]] = []  # (html, placeholders, line) per element
-    for e in _elements(prose, lines, bool(section.code)):
+    for e in _elements(prose, lines):
         inline = _Inline(lines)
         html_ = _render(e, inline)
         if not html_:

@@ -31,7 +31,7 @@ from .checks import (
 )
 from ..findings import Finding
 from ..read.structure import SourceFile
-from .repair import compose_from_units, legacy_key, repair_html, retarget, review, unit_pairs, without_hrefs
+from .repair import compose_from_units, from_legacy, legacy_key, repair_html, retarget, review, unit_pairs, without_hrefs
 
 Status = Literal["translated", "missing", "invalid", "fuzzy"]
 
@@ -205,7 +205,10 @@ class Catalog:
         if entry is None or not entry.value.strip():
             legacy = legacy_key(key)
             if legacy is not None and legacy in self.entries and self.entries[legacy].value.strip():
-                return self.lookup(legacy)  # written for the original site's key rule
+                found = self.lookup(legacy)  # written for the original site's key rule
+                if found.html is None:
+                    return found
+                return Lookup(found.status, from_legacy(key, found.html), found.findings)
             moved = self._retargeted(key)
             if moved is not None:
                 return moved

@@ -404,13 +404,13 @@ def units(fragment: str) -> list[tuple[str, str, list[str] | None]] | None:
 
 def unit_pairs(key: str, value: str) -> list[tuple[str, str]]:
     """(English, translation) of each block, and of each list item, of a translated entry whose
-    blocks (and list items) line up one to one with the English's; [] when they do not."""
-    if "<" not in key or (key.count("\n") < 2 and "<li" not in key):
-        # One block and no list (the builder ends each block of a key with a newline and
-        # writes none inside one): nothing to pair, and no need to parse either side.
+    blocks (and list items) line up one to one with the English's; [] when they do not. An entry
+    of one block is a unit too: a longer key that has the very same block shows its translation
+    (an older source's `<h3>Title</h3>` alone, today's with a paragraph after it)."""
+    if "<" not in key:
         return []
     k, v = units(key), units(value)
-    if not k or not v or len(k) != len(v) or len(k) < 2 and not (k[0][2] and len(k[0][2]) > 1):
+    if not k or not v or len(k) != len(v):
         return []
     pairs = []
     for (kt, kh, ki), (vt, vh, vi) in zip(k, v):
@@ -445,7 +445,7 @@ def compose_from_units(key: str, known: dict[str, str], check) -> str | None:
             continue
         if block in known and (html := check(block, known[block])) is not None:
             parts.append(html)
-            found = True
+            found = found or _has_text(block)  # (a known `<p> </p>` alone translates nothing)
             continue
         if items:
             shown = []
@@ -453,7 +453,7 @@ def compose_from_units(key: str, known: dict[str, str], check) -> str | None:
                 html = check(li, known[li]) if li in known else None
                 if html is not None:
                     shown.append(html)
-                    found = True
+                    found = found or _has_text(li)
                 else:
                     shown.append(_marked_item(li))
             parts.append(f"<{tag}>" + "\n".join(shown) + f"</{tag}>")
@@ -464,6 +464,14 @@ def compose_from_units(key: str, known: dict[str, str], check) -> str | None:
     return "\n".join(parts) + "\n"
 
 
+_ANY_TAG_RE = re.compile(r"<[^>]*>")
+
+
+def _has_text(block: str) -> bool:
+    """Whether an English block has words, not only tags, placeholders and spaces."""
+    return bool(_ANY_TAG_RE.sub("", PLACEHOLDER_RE.sub("", block)).strip())
+
+
 def _marked_item(li: str) -> str:
     inner = li[len("<li>"):-len("</li>")] if li.startswith("<li>") and li.endswith("</li>") else li
     return (f'<li class="untranslated" lang="en" data-status="missing">'
@@ -471,29 +479,129 @@ def _marked_item(li: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# The original's key for a numbered list
+# The original's key rule where it differs from ours
 # --------------------------------------------------------------------------------------------
 
 _OL_RE = re.compile(r"<ol>(<li>.*?</li>)</ol>", re.S)
+_TAG_SPLIT_RE = re.compile(r"(<[^>]*>)")
+# `[text]` not followed by `(`: no tag, placeholder or bracket inside
+_BRACKET_RE = re.compile(r"\[([^\[\]<>]+)\](?!\()")
+
+
+def _bracket_links(key: str) -> str:
+    """The original's rendering of a bare `[text]` (no `(url)` after it): a link to `text`
+    (`<a href="batch_size, seq_len">batch_size, seq_len</a>`), in the text between tags."""
+    if "[" not in key:
+        return key
+    return "".join(piece if piece.startswith("<") else
+                   _BRACKET_RE.sub(lambda m: f'<a href="{m.group(1)}">{m.group(1)}</a>', piece)
+                   for piece in _TAG_SPLIT_RE.split(key))
 
 
 def legacy_key(key: str) -> str | None:
-    """The key the original site's rule makes of the same English, where it differs from ours:
-    it reads a `1. … 2. …` list as one paragraph (`<p>1. A 2. B</p>`), which we render as the
-    list it is. A translation file written for the original has that key: its translation (one
-    paragraph, as the original showed it) is used for the list. None when the rules agree."""
-    if "<ol>" not in key:
-        return None
+    """The key the original site's rule makes of the same English, where it differs from ours
+    (None when the rules agree). A translation file written for the original has that key; its
+    translation is used for ours (see `from_legacy`). The differences:
 
-    def paragraph(m: re.Match) -> str:
-        body = m.group(1)
-        if "<ol>" in body or "<ul>" in body:
-            return m.group(0)
-        items = body[len("<li>"):-len("</li>")].split("</li>\n<li>")
-        return "<p>" + " ".join(f"{n}. {item.strip()}" for n, item in enumerate(items, 1)) + "</p>"
+    - a `1. … 2. …` list is one paragraph (`<p>1. A 2. B</p>`), which we render as the list it
+      is; its translation (one paragraph, as the original showed it) is used for the list;
+    - a bare `[text]` is a link to `text` (a link that goes nowhere), which we show as the
+      bracketed text it is;
+    - a title from a `#  [Title](url)` line keeps the spaces after `# ` (` Title`): a key
+      without markup (a title or summary) is also looked up with one leading space."""
+    if "<" not in key:
+        return " " + key if key.strip() and not key.startswith(" ") else None
+    legacy = _bracket_links(key)
+    if "<ol>" in legacy:
 
-    legacy = _OL_RE.sub(paragraph, key)
+        def paragraph(m: re.Match) -> str:
+            body = m.group(1)
+            if "<ol>" in body or "<ul>" in body:
+                return m.group(0)
+            items = body[len("<li>"):-len("</li>")].split("</li>\n<li>")
+            return "<p>" + " ".join(f"{n}. {item.strip()}" for n, item in enumerate(items, 1)) + "</p>"
+
+        legacy = _OL_RE.sub(paragraph, legacy)
     return legacy if legacy != key else None
+
+
+_A_ELEMENT_RE = re.compile(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.S)
+
+
+_ITEM_TAG_RE = re.compile(r"<[^>]*>")
+
+
+def _numbered_items(paragraph: str, count: int) -> list[str] | None:
+    """The inner HTML of `<p>1. A 2. B</p>` cut before each number 1 … `count` (followed by `.`,
+    `。` or `．`, at the start or after a space, outside any element), without the numbers; None
+    unless all are found, in order."""
+    inner = paragraph[len("<p>"):-len("</p>")] if paragraph.startswith("<p>") and paragraph.endswith("</p>") else None
+    if inner is None:
+        return None
+    depth_at: list[int] = []  # element depth at each character
+    depth, pos = 0, 0
+    for m in _ITEM_TAG_RE.finditer(inner):
+        depth_at.extend([depth] * (m.start() - pos))
+        tag = m.group(0)
+        depth_at.extend([-1] * len(tag))  # inside a tag: never a cut
+        if not tag.startswith("</") and not tag.endswith("/>") and not tag.startswith("<br"):
+            depth += 1
+        elif tag.startswith("</"):
+            depth -= 1
+        pos = m.end()
+    depth_at.extend([depth] * (len(inner) - pos))
+    cuts: list[tuple[int, int]] = []
+    at = 0
+    for n in range(1, count + 1):
+        rx = re.compile(rf"(?<!\S){n}[.。．]\s*")
+        m = rx.search(inner, at)
+        while m is not None and depth_at[m.start()] != 0:
+            m = rx.search(inner, m.start() + 1)
+        if m is None or (n == 1 and inner[:m.start()].strip()):
+            return None
+        cuts.append((m.start(), m.end()))
+        at = m.end()
+    items = [inner[start:(cuts[i + 1][0] if i + 1 < len(cuts) else len(inner))].strip()
+             for i, (_, start) in enumerate(cuts)]
+    return items if all(items) else None
+
+
+def _relist(key: str, html: str) -> str:
+    """`html` (a translation of the original's key, with a numbered list as one paragraph) with
+    each such paragraph made the list our key has again, where its numbers 1 … N can be found."""
+    k, v = units(key), units(html)
+    if not k or not v or len(k) != len(v):
+        return html
+    parts: list[str] = []
+    changed = False
+    for (kt, _, ki), (vt, vh, _) in zip(k, v):
+        items = _numbered_items(vh, len(ki)) if kt == "ol" and vt == "p" and ki else None
+        if items is None:
+            parts.append(vh)
+            continue
+        parts.append("<ol>" + "\n".join(f"<li>{item}</li>" for item in items) + "</ol>")
+        changed = True
+    return "\n".join(parts) + "\n" if changed else html
+
+
+def from_legacy(key: str, html: str) -> str:
+    """A translation (reviewed, sanitized HTML) of `legacy_key(key)` as shown for `key`: a link
+    the original made of a bare `[text]` is the bracketed text again (`[译文]`), not a link that
+    goes nowhere; a numbered list the original made one paragraph is a list again when the
+    translation keeps its numbers (`1.甲 2。乙` → two items); a title's translation loses the
+    leading spaces of the original's key."""
+    if "<" not in key:
+        return html.lstrip() if not key[:1].isspace() else html
+    if "<ol>" in key:
+        html = _relist(key, html)
+    if "[" not in key:
+        return html
+    made = {m.group(1) for piece in _TAG_SPLIT_RE.split(key) if not piece.startswith("<")
+            for m in _BRACKET_RE.finditer(piece)}
+    if not made:
+        return html
+    return _A_ELEMENT_RE.sub(lambda m: f"[{m.group(2)}]" if _html.unescape(m.group(1)) in
+                             {_html.unescape(t) for t in made} else m.group(0), html)
 
 
 # --------------------------------------------------------------------------------------------

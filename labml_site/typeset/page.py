@@ -236,7 +236,8 @@ def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list
             # A badge (`[![Open In Colab](…badge.svg)](notebook)`): its alt text inside the link
             # it sits in (a link inside a link is no link at all)
             return f'<span class="outside-image">{html.escape(alt or src)}</span>'
-        return f'<a href="{html.escape(src)}">{html.escape(alt or src)}</a>'
+        # alone: a link to the image, marked as standing in for it (as the badge's text is)
+        return f'<a class="outside-image" href="{html.escape(src)}">{html.escape(alt or src)}</a>'
     target = posixpath.normpath(posixpath.join(posixpath.dirname(page_rel), parsed.path))
     assets.append(target)
     return f'<img src="{html.escape(src)}" alt="{html.escape(alt)}" loading="lazy">'
