@@ -72,7 +72,7 @@ def built_site(tmp_path_factory) -> Path:
     from labml_site.build.site import BuildConfig, build
 
     out = tmp_path_factory.mktemp("site") / "site"
-    result = build(BuildConfig(ROOT / "source", ROOT / "translations", out))
+    result = build(BuildConfig(ROOT / "source", ROOT / "translations", out, markdown=True))
     errors = [f.format() for f in result.report.errors]
     assert not errors, "\n".join(errors)
     return out

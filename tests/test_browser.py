@@ -506,8 +506,20 @@ def test_page_links_to_its_source_and_notebook(built_site, browser, base_url):
         assert href, f"no {suffix} link"
         response = page.request.get(urljoin(page.url, href))
         assert response.ok, href
-    notebook = json.loads(page.request.get(urljoin(page.url, page.get_attribute(".page-tools a[href$='.ipynb']", "href"))).text())
-    assert notebook["metadata"]["title"] == page.text_content("title").split(" · ")[0]  # the zh notebook
+    english = json.loads(page.request.get(urljoin(page.url, page.get_attribute(".page-tools a[href$='.ipynb']", "href"))).text())
+    # The zh notebook is made from the page on click: the English cells, the page's prose.
+    with page.expect_download() as info:
+        page.click(".page-tools a[href$='.ipynb']")
+    download = info.value
+    assert download.suggested_filename == "mha.ipynb"
+    notebook = json.loads(Path(download.path()).read_text(encoding="utf-8"))
+    assert notebook["metadata"]["title"] == page.text_content("title").split(" · ")[0]
+    assert [c["cell_type"] for c in notebook["cells"]] == [c["cell_type"] for c in english["cells"]]
+    assert [c["source"] for c in notebook["cells"] if c["cell_type"] == "code"] == [c["source"] for c in english["cells"] if c["cell_type"] == "code"]
+    markdown = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    assert re.search("[\u4e00-\u9fff]", markdown) and "$" in markdown and not re.search(r"</?(math|span|p|div|code|a)\b", markdown)
+    import nbformat
+    nbformat.validate(nbformat.from_dict(notebook))
     # "View source" opens a page: the whole file, highlighted, line-numbered, with a download link
     # (one page for every language: the code is the same).
     with page.expect_navigation():

@@ -78,21 +78,28 @@ def _toy_with_zh(tmp_path: Path) -> tuple[Path, Path, Path]:
         "<h1>Scaled scores</h1>\n<p>We divide by " + placeholder(0) + " before the softmax.</p>\n": "<h1>缩放分数</h1>\n<p>在 softmax 之前除以" + placeholder(0) + "。</p>\n",
     })
     out = tmp_path / "site"
-    build(BuildConfig(src, tr, out, langs=("en", "zh")))
+    build(BuildConfig(src, tr, out, langs=("en", "zh"), markdown=True))
     return src, tr, out
 
 
-def test_notebooks_per_language_translate_markdown_and_keep_the_code(tmp_path):
-    from labml_site.render.notebooks import code_cells
+def test_a_translated_page_carries_the_plan_of_its_notebook(tmp_path):
+    """Other languages' notebooks are made from the page by site.js: the link names the English
+    file (for readers without JavaScript) and carries the cell plan of the English notebook."""
+    from labml_site.render.notebooks import _plan, code_cells
+    from labml_site.typeset.page import analyse
 
-    _, _, out = _toy_with_zh(tmp_path)
+    src, _, out = _toy_with_zh(tmp_path)
+    link = soup(out / "zh/toy/page.html").select_one(".page-tools a[data-notebook]")
+    assert link["href"] == "../../toy/page.ipynb" and link.has_attr("download")
+    plan = json.loads(link["data-notebook"])
+    assert plan["name"] == "page.ipynb" and plan["title"] == "缩放分数"
+    data = analyse("toy/page.py", "toy/page.html", (src / "toy/page.py").read_text(encoding="utf-8"))
+    assert [len(code) for code, _ in _plan(data.sections)] == [len(cell[0]) for cell in plan["cells"]]
+    with_code = [i for i, s in enumerate(data.sections) if s.code]
+    assert [i for cell in plan["cells"] for i in cell[0]] == with_code  # every code section, once, in order
     en = json.loads((out / "toy/page.ipynb").read_text(encoding="utf-8"))
-    zh = json.loads((out / "zh/toy/page.ipynb").read_text(encoding="utf-8"))
-    assert code_cells(en) == code_cells(zh)
-    zh_md = "".join("".join(c["source"]) for c in zh["cells"] if c["cell_type"] == "markdown")
-    assert "# 缩放分数" in zh_md and "$\\sqrt{d_k}$" in zh_md and "<" not in zh_md
-    assert zh["metadata"]["title"] == "缩放分数"
-    assert soup(out / "zh/toy/page.html").select_one(".page-tools a[href$='.ipynb']")["href"] == "page.ipynb"
+    assert "\n".join(code_cells(en)) == "\n".join(data.sections[i].code for i in with_code)
+    assert not (out / "zh/toy/page.ipynb").exists()
 
 
 def test_status_page_lists_only_translation_files_that_exist(tmp_path):
@@ -103,13 +110,18 @@ def test_status_page_lists_only_translation_files_that_exist(tmp_path):
 
 
 def test_page_markdown_has_prose_code_and_tex_in_each_language(tmp_path):
-    _, _, out = _toy_with_zh(tmp_path)
+    src, tr, out = _toy_with_zh(tmp_path)
     zh = (out / "zh/toy/page.html.md").read_text(encoding="utf-8")
     assert zh.startswith("# 缩放分数") and "$\\sqrt{d_k}$" in zh and "```python\nimport math" in zh
     en = (out / "toy/page.html.md").read_text(encoding="utf-8")
     assert en.startswith("# Scaled scores") and "def scale(scores, d_k):" in en
     llms = (out / "zh/llms.txt").read_text(encoding="utf-8")
     assert llms.index("toy/index.html.md") < llms.index("toy/page.html.md")
+    # only when asked for (`--markdown`): they double the files a build writes
+    plain = tmp_path / "plain"
+    build(BuildConfig(src, tr, plain, langs=("en", "zh")))
+    assert (plain / "zh/toy/page.html").is_file()
+    assert not list(plain.rglob("*.md")) and not list(plain.rglob("llms.txt"))
 
 
 def test_html_to_markdown_maps_blocks_inline_and_math():
@@ -190,20 +202,22 @@ def test_source_page_is_written_once_and_every_language_links_to_it(tmp_path):
     assert not source.select(".languages a[hreflang]")  # no switcher to pages that do not exist
 
 
-def test_bilingual_toggle_loads_the_english_prose_from_one_script_per_page(tmp_path):
+def test_bilingual_toggle_loads_the_english_prose_from_one_script_per_folder(tmp_path):
     _, _, out = _toy_with_zh(tmp_path)
     zh = soup(out / "zh/toy/page.html")
     button = zh.select_one(".bilingual-toggle")
     marked = [s["id"] for s in zh.select(".section[data-original]")]
-    assert button is not None and marked
+    assert button is not None and marked and button["data-page"] == "toy/page.html"
     assert not zh.select(".original")  # the English is not in the page itself
     script = out / posixpath.normpath(posixpath.join("zh/toy", button["data-src"]))
-    assert script == out / "_originals/toy/page.html.js"
+    assert script == out / "_originals/toy/originals.js"
     text = script.read_text(encoding="utf-8")
     assert text.startswith("window.labmlOriginals = ") and text.rstrip().endswith(";")
     originals = json.loads(text[len("window.labmlOriginals = "):].rstrip().rstrip(";"))
-    assert set(marked) <= set(originals) and "We divide by" in originals[marked[0]]
+    assert set(originals) == {"toy/index.html", "toy/page.html"}  # the folder's pages, one file
+    assert set(marked) <= set(originals["toy/page.html"]) and "We divide by" in originals["toy/page.html"][marked[0]]
     assert not soup(out / "toy/page.html").select(".bilingual-toggle")  # English pages have none
+    assert list((out / "_originals").rglob("*.js")) == [script]
 
 
 def test_a_source_folder_named_like_the_originals_folder_is_refused(tmp_path):

@@ -29,6 +29,9 @@ class BuildConfig:
     jobs: int = 0  # worker processes for analysis; 0 = one per core when there is enough work
     live_reload: bool = False  # set by `serve`
     cache: bool = True  # reuse unchanged work from the build cache (cache.py says where it lives)
+    # Each page also as Markdown (page.html.md) and llms.txt per language, for programs. Off by
+    # default: it doubles the files a build writes, a quarter more of a cold build's time.
+    markdown: bool = False
 
     def __post_init__(self) -> None:
         if self.source_url and not self.source_url.lower().startswith(("https://", "http://")):

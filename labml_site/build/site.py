@@ -126,7 +126,6 @@ class _Site:
     languages: dict[str, tuple[str, str]] = field(default_factory=dict)  # lang → (its name, text direction)
     orders: dict[str, list] = field(default_factory=dict)  # folder rel → its pages and subfolders, in reading order
     sequence: list = field(default_factory=list)  # every page and folder listing, in reading order
-    markdown: dict[tuple[str, str], object] = field(default_factory=dict)  # (rel, lang) → sections' Markdown; (rel, "source") → source HTML
 
     def order(self, folder: Folder) -> list:
         """The folder's published pages and its subfolders in reading order (`reading_order`):
@@ -326,6 +325,7 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         "source_href": "",
         "source_is_page": False,
         "notebook_href": "",
+        "notebook_plan": "",
         "repo_href": inputs.get("repo_href", ""),
         "prev": None,
         "next": None,
@@ -347,12 +347,16 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
             context["originals"] = {
                 "ids": _translated_ids(context["sections"]),
                 "src": relative_url(here, inputs["original"]),
+                "page": url,
             }
         if inputs.get("source"):  # "View source": the base language's source page, or the file
             context["source_href"] = relative_url(here, rel + ".html") if inputs.get("source_page") else relative_url(here, rel)
             context["source_is_page"] = bool(inputs.get("source_page"))
-        if inputs.get("notebook"):  # each language's own (the English one for the base language)
-            context["notebook_href"] = relative_url(here, prefix + notebooks.notebook_path(rel))
+        if inputs.get("notebook"):  # the English file; other languages' made from the page
+            context["notebook_href"] = relative_url(here, notebooks.notebook_path(rel))
+            if lang != config.base_lang:
+                plan = notebooks.browser_plan(site.local(rel, lang).data, inputs["title"])
+                context["notebook_plan"] = json.dumps(plan, ensure_ascii=False, separators=(",", ":"))
     source = inputs.get("source_of")
     if source is not None:  # one page for every language: no language switcher
         context.update(alternates=[], languages=[])
@@ -393,15 +397,7 @@ _LINE_PREFIX = re.compile(r'<span class="line" data-line="(\d+)">')
 
 def _source_html(site: _Site, rel: str) -> str:
     """The whole file with line numbers: code lines as the page highlights them (without links:
-    their targets are the page's), comment and docstring lines (the page's prose) as comments.
-    Made once for every language."""
-    found = site.markdown.get((rel, "source"))
-    if found is None:
-        found = site.markdown[(rel, "source")] = _source_lines_html(site, rel)
-    return found
-
-
-def _source_lines_html(site: _Site, rel: str) -> str:
+    their targets are the page's), comment and docstring lines (the page's prose) as comments."""
     data = load_page(site.prepared, site.engine, rel)
     highlighted: dict[int, str] = {}
     for section in data.sections:
@@ -433,15 +429,24 @@ def _translated_ids(sections) -> frozenset[str]:
     return frozenset(s.id for s in sections if s.has_prose and any(status == "translated" for status, _ in s.texts))
 
 
-def originals_path(url: str) -> str:
-    """The script holding a page's English prose by section, for the bilingual toggle of every
-    translated page (one file per page, loaded when the reader asks for the originals)."""
-    return f"{ORIGINALS_FOLDER}/{url}.js"
+def originals_path(folder: str) -> str:
+    """The script holding the English prose of a folder's pages by page and section, for the
+    bilingual toggle of every translated page (one file per folder, not per page and language:
+    each file a site writes costs as much as rendering a page; loaded when the reader asks)."""
+    return f"{ORIGINALS_FOLDER}/{folder + '/' if folder else ''}originals.js"
 
 
-def _originals_js(site: _Site, rel: str) -> str:
-    english = site.local(rel, site.config.base_lang).sections
-    found = {s.id: s.prose_html for s in english if s.has_prose}
+def _with_originals(site: _Site, folder: Folder) -> list[SourceFile]:
+    """The folder's pages (its index page too) that have sections to show the English of."""
+    pages = ([folder.index] if folder.index else []) + [p for p in folder.pages if p is not folder.index]
+    return [p for p in pages if p.rel in site.heads and site.heads[p.rel].has_sections and not site.heads[p.rel].redirect]
+
+
+def _originals_js(site: _Site, folder: Folder) -> str:
+    found = {
+        page.url: {s.id: s.prose_html for s in site.local(page.rel, site.config.base_lang).sections if s.has_prose}
+        for page in _with_originals(site, folder)
+    }
     return "window.labmlOriginals = " + json.dumps(found, separators=(",", ":")) + ";\n"
 
 
@@ -504,11 +509,13 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                 "edit_href": (config.edit_url.rstrip("/") + f"/{file.base}.{lang}.json") if config.edit_url else "",
             }
         if lang != config.base_lang and head.has_sections:  # the English original, on request
-            extra["original"] = originals_path(file.url)
-        elif len(config.langs) > 1 and head.has_sections:  # written once, for every translation
+            extra["original"] = originals_path(file.folder)
+        elif len(config.langs) > 1 and head.has_sections and originals_path(file.folder) not in site.engine.outputs:
+            folder = site.files.folders[file.folder]  # written once, for every translation
             site.engine.output(
-                originals_path(file.url), Engine.key("originals", site.sections_token(file.rel, lang)),
-                lambda rel=file.rel: _originals_js(site, rel), group=file.rel,
+                originals_path(file.folder),
+                Engine.key("originals", [(p.url, site.sections_token(p.rel, lang)) for p in _with_originals(site, folder)]),
+                lambda folder=folder: _originals_js(site, folder), group=file.folder,
             )
         if head.is_python:
             extra.update(source=True, notebook=head.notebook)
@@ -528,15 +535,10 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
         if config.source_url:  # "view on GitHub": the page's source, each section's lines
             extra["repo_href"] = config.source_url.rstrip("/") + "/" + file.rel
         _render(site, lang, ui, language_key, _inputs(site, lang, "page.html", file.url, text.title, text.summary, **extra))
-        token = site.sections_token(file.rel, lang)
-        site.engine.output(  # the page as Markdown, for programs (llms.txt lists them)
-            prefix + file.url + ".md", Engine.key("page-md", lang, token, text.title, head.is_python),
-            lambda rel=file.rel: _page_markdown(site, rel, lang), group=file.rel,
-        )
-        if head.notebook and lang != config.base_lang:
+        if config.markdown:  # the page as Markdown, for programs (llms.txt lists them)
             site.engine.output(
-                prefix + notebooks.notebook_path(file.rel), Engine.key("notebook", lang, site.prepared.keys[file.rel], token, text.title),
-                lambda rel=file.rel: _local_notebook(site, rel, lang), group=file.rel,
+                prefix + file.url + ".md", Engine.key("page-md", lang, site.sections_token(file.rel, lang), text.title, head.is_python),
+                lambda rel=file.rel: _page_markdown(site, rel, lang), group=file.rel,
             )
         for asset in head.assets:
             if asset in site.files.assets and prefix + asset not in site.engine.outputs:  # (missing ones were reported once)
@@ -629,7 +631,8 @@ def _write_language_extras(site: _Site, lang: str, ui: UI, language_key: str) ->
     """The language's search index (a script, so it loads from file:// too) and search page."""
     folders = [folder for folder in site.files.folders.values() if folder.index is None]
     _search_index_js(site, lang, folders)
-    _llms_txt(site, lang, ui)
+    if site.config.markdown:
+        _llms_txt(site, lang, ui)
     _render(site, lang, ui, language_key, _inputs(site, lang, "search.html", "search.html", ui.gettext("Search")))
 
 
@@ -659,21 +662,16 @@ def _figure(site: _Site, path: Path, rel: str, lang: str) -> bytes:
 def _prose_markdown(site: _Site, rel: str, lang: str) -> list[str]:
     """Each section's prose as Markdown in `lang`: as written for the base language, else made
     from the translated HTML (math as TeX)."""
-    found = site.markdown.get((rel, lang))
-    if found is None:  # (made once for the page's Markdown and its notebook)
-        local = site.local(rel, lang)
-        if lang == site.config.base_lang:
-            found = [s.prose_md for s in local.data.sections]
-        else:  # unit by unit: a translated block's value, an untranslated one's English key
-            found = [
-                markdown.section_markdown(
-                    (valid_lists(value if status == "translated" and value else block.key), block.placeholders)
-                    for block, (status, value) in zip(data.blocks, s.texts)
-                ) if s.has_prose else ""
-                for data, s in zip(local.data.sections, local.sections)
-            ]
-        site.markdown[(rel, lang)] = found
-    return found
+    local = site.local(rel, lang)
+    if lang == site.config.base_lang:
+        return [s.prose_md for s in local.data.sections]
+    return [  # unit by unit: a translated block's value, an untranslated one's English key
+        markdown.section_markdown(
+            (valid_lists(value if status == "translated" and value else block.key), block.placeholders)
+            for block, (status, value) in zip(data.blocks, s.texts)
+        ) if s.has_prose else ""
+        for data, s in zip(local.data.sections, local.sections)
+    ]
 
 
 def _page_markdown(site: _Site, rel: str, lang: str) -> str:
@@ -681,11 +679,6 @@ def _page_markdown(site: _Site, rel: str, lang: str) -> str:
     prose = _prose_markdown(site, rel, lang)
     lang_name = "python" if local.data.is_python else ""
     return markdown.page_markdown(local.title, local.data.url, list(zip(prose, (s.code for s in local.data.sections))), lang_name)
-
-
-def _local_notebook(site: _Site, rel: str, lang: str) -> str:
-    local = site.local(rel, lang)
-    return notebooks.notebook_json(local.data, _prose_markdown(site, rel, lang), local.title)
 
 
 def _llms_txt(site: _Site, lang: str, ui: UI) -> None:

@@ -106,6 +106,9 @@ def _site_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source-url", default="", metavar="URL",
                    help="URL prefix of the sources, e.g. https://github.com/o/r/blob/main/src/, for a "
                         "'view on GitHub' link on each page and section (default: no links)")
+    p.add_argument("--markdown", action="store_true",
+                   help="also write each page as Markdown (PAGE.html.md: prose and code, math as TeX) and "
+                        "an llms.txt index per language, for programs that read sites (default: off)")
     p.add_argument("--no-cache", dest="cache", action="store_false",
                    help="rebuild everything, ignoring and not updating the build cache "
                         "(in ~/.cache/labml-site/, or $XDG_CACHE_HOME/labml-site/ or $LABML_SITE_CACHE_DIR)")
@@ -228,6 +231,7 @@ def site_config(args: argparse.Namespace):
         site_url=args.site_url,
         edit_url=args.edit_url,
         source_url=getattr(args, "source_url", ""),
+        markdown=getattr(args, "markdown", False),
         jobs=args.jobs,
         cache=args.cache,
     )

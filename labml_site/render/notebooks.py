@@ -143,15 +143,9 @@ def notebook(page: PageData, prose_md: Sequence[str] | None = None, title: str |
     each section's Markdown in another language (default: the English as written), `title` its
     title; the code cells are the same in every language."""
     cells: list[dict] = []
-    code = "\n".join(s.code for s in page.sections if s.code)
-    if _RELATIVE_IMPORT_RE.search(code):
-        package = posixpath.dirname(page.rel).replace("/", ".")
-        cells.append(_markdown(
-            f"*Generated from `{page.rel}`. This code imports other modules of its package "
-            f"(`from .… import …`): install the package (`pip install -e .`) and run "
-            f"`__package__ = \"{package}\"` in a cell of your own before the cells below.*",
-            "intro",
-        ))
+    intro = _intro(page)
+    if intro:
+        cells.append(_markdown(intro, "intro"))
     for i, cell in enumerate(_cells(page.sections, prose_md)):
         if cell.prose:
             cells.append(_markdown("\n\n".join(cell.prose), f"c{i}-md"))
@@ -174,6 +168,31 @@ def notebook(page: PageData, prose_md: Sequence[str] | None = None, title: str |
         },
         "cells": cells,
     }
+
+
+def _intro(page: PageData) -> str:
+    """A first cell for code that imports its own package's modules, which a notebook cannot."""
+    code = "\n".join(s.code for s in page.sections if s.code)
+    if not _RELATIVE_IMPORT_RE.search(code):
+        return ""
+    package = posixpath.dirname(page.rel).replace("/", ".")
+    return (
+        f"*Generated from `{page.rel}`. This code imports other modules of its package "
+        f"(`from .… import …`): install the package (`pip install -e .`) and run "
+        f"`__package__ = \"{package}\"` in a cell of your own before the cells below.*"
+    )
+
+
+def browser_plan(page: PageData, title: str) -> dict:
+    """How the page's script makes a translation's notebook from the page itself (site.js): the
+    file name, the title, the intro cell, and per cell the sections whose code it holds and
+    (section, quote) for its prose, as `notebook` makes them. A notebook per language is then no
+    file of its own (the prose on the page is the translation), and the same cells as English."""
+    with_code = iter([i for i, s in enumerate(page.sections) if s.code])
+    cells = []
+    for code_parts, prose_parts in _plan(page.sections):
+        cells.append([[next(with_code) for _ in code_parts], [[i, quote] for i, quote in prose_parts]])
+    return {"name": posixpath.basename(notebook_path(page.rel)), "title": title, "intro": _intro(page), "cells": cells}
 
 
 def _markdown(text: str, cell_id: str) -> dict:
