@@ -9,6 +9,8 @@ one file, not the whole site.
 """
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -37,6 +39,7 @@ class PageHead:
     redirect: str = ""  # a page without prose that only points elsewhere (front matter `redirect:`)
     order: str = ""  # front matter `order:`, for the folder's reading order
     links: tuple[str, ...] = ()  # site paths the prose links to, in order (a folder index's list)
+    notebook_plan: str = ""  # JSON: how a translated page makes its notebook (notebooks.browser_plan)
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ class TextHead:
 
 
 def page_head(data: PageData) -> PageHead:
-    from ..render.notebooks import wants_notebook
+    from ..render.notebooks import browser_plan, wants_notebook
 
     return PageHead(
         data.rel,
@@ -75,6 +78,7 @@ def page_head(data: PageData) -> PageHead:
         data.redirect,
         data.order,
         data.links,
+        json.dumps(browser_plan(data), ensure_ascii=False, separators=(",", ":")) if wants_notebook(data) else "",
     )
 
 

@@ -35,7 +35,7 @@ from ..typeset import highlight
 from ..typeset import linking
 from ..render import figures
 from ..render import markdown
-from ..render.localize import plain_text, valid_lists
+from ..render.localize import plain_text, section_html, valid_lists
 from ..translate.catalog import Catalog
 from ..render import notebooks
 from ..render import search_index
@@ -354,9 +354,9 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
             context["source_is_page"] = bool(inputs.get("source_page"))
         if inputs.get("notebook"):  # the English file; other languages' made from the page
             context["notebook_href"] = relative_url(here, notebooks.notebook_path(rel))
-            if lang != config.base_lang:
-                plan = notebooks.browser_plan(site.local(rel, lang).data, inputs["title"])
-                context["notebook_plan"] = json.dumps(plan, ensure_ascii=False, separators=(",", ":"))
+            plan = site.heads[rel].notebook_plan
+            if lang != config.base_lang and plan:  # the title is the language's
+                context["notebook_plan"] = plan[:-1] + ',"title":' + json.dumps(inputs["title"], ensure_ascii=False) + "}"
     source = inputs.get("source_of")
     if source is not None:  # one page for every language: no language switcher
         context.update(alternates=[], languages=[])
@@ -443,10 +443,14 @@ def _with_originals(site: _Site, folder: Folder) -> list[SourceFile]:
 
 
 def _originals_js(site: _Site, folder: Folder) -> str:
-    found = {
-        page.url: {s.id: s.prose_html for s in site.local(page.rel, site.config.base_lang).sections if s.has_prose}
-        for page in _with_originals(site, folder)
-    }
+    """The folder's English prose by page and section: from the analysed pages (their prose
+    needs no linking, and the pages' own renders may happen in other processes)."""
+    found = {}
+    for page in _with_originals(site, folder):
+        data = load_page(site.prepared, site.engine, page.rel)
+        found[page.url] = {
+            s.id: section_html(s.blocks, tuple(("english", "") for _ in s.blocks), "") for s in data.sections if s.has_prose
+        }
     return "window.labmlOriginals = " + json.dumps(found, separators=(",", ":")) + ";\n"
 
 
@@ -465,7 +469,7 @@ def _render(site: _Site, lang: str, ui: UI, language_key: str, inputs: dict) -> 
         out_rel,
         Engine.key("render", language_key, inputs),
         lambda: site.theme.render(inputs["template"], **_context(site, lang, ui, inputs)),
-        group=inputs.get("rel", ""),
+        group=inputs.get("rel", inputs.get("source_of", "")),  # a page's outputs share its data
     )
 
 

@@ -183,16 +183,18 @@ def _intro(page: PageData) -> str:
     )
 
 
-def browser_plan(page: PageData, title: str) -> dict:
+def browser_plan(page: PageData) -> dict:
     """How the page's script makes a translation's notebook from the page itself (site.js): the
-    file name, the title, the intro cell, and per cell the sections whose code it holds and
-    (section, quote) for its prose, as `notebook` makes them. A notebook per language is then no
-    file of its own (the prose on the page is the translation), and the same cells as English."""
+    file name, the intro cell, and per cell the sections whose code it holds and (section, quote)
+    for its prose, as `notebook` makes them. A notebook per language is then no file of its own
+    (the prose on the page is the translation), with the same cells as the English one. The
+    same for every language (the page adds its title); made with the analysis, which plans the
+    English notebook's cells anyway."""
     with_code = iter([i for i, s in enumerate(page.sections) if s.code])
     cells = []
     for code_parts, prose_parts in _plan(page.sections):
         cells.append([[next(with_code) for _ in code_parts], [[i, quote] for i, quote in prose_parts]])
-    return {"name": posixpath.basename(notebook_path(page.rel)), "title": title, "intro": _intro(page), "cells": cells}
+    return {"name": posixpath.basename(notebook_path(page.rel)), "intro": _intro(page), "cells": cells}
 
 
 def _markdown(text: str, cell_id: str) -> dict:
