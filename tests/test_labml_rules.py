@@ -136,7 +136,7 @@ def test_doctest_session_is_highlighted_with_its_prompts():
     from labml_site.typeset.page import analyse
     page = analyse("a.py", "a.html", '"""\nUse it:\n\n>>> f(1)\n2\n"""\n')
     (rendered,) = (ph for s in page.sections for b in s.blocks for ph in b.placeholders)
-    assert rendered.startswith('<pre class="highlight code-block"><code><span class="gp">&gt;&gt;&gt; </span>')
+    assert rendered.startswith('<pre class="highlight code-block" data-lang="pycon"><code><span class="gp">&gt;&gt;&gt; </span>')
     assert "\n2</code></pre>" in rendered  # the output line, on its own line
 
 
