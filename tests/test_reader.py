@@ -177,15 +177,15 @@ def test_svg_figures_follow_the_theme_and_translate_labels_and_alt_text(tmp_path
 
 
 def test_notebook_cell_plan_is_the_cells_made_section_by_section():
-    """Every language's notebook (the English one too) takes its cells from one plan per page:
-    given the English prose, the plan makes the cells the section-by-section rule makes."""
+    """The English notebook and the translated pages' plan (`browser_plan`) share one cell plan
+    per page: it makes the cells the section-by-section rule makes."""
     from labml_site.render.notebooks import _cells, _english_cells
     from labml_site.typeset.page import analyse
 
     root = Path(__file__).resolve().parent.parent / "source" / "annotated_attention"
     for path in sorted(root.glob("*.py")):
         page = analyse(f"annotated_attention/{path.name}", path.stem + ".html", path.read_text(encoding="utf-8"))
-        assert _cells(page.sections, None) == _english_cells(page.sections), path.name
+        assert _cells(page.sections) == _english_cells(page.sections), path.name
 
 
 def test_source_page_is_written_once_and_every_language_links_to_it(tmp_path):

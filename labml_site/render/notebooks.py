@@ -6,8 +6,8 @@ method of a class, the rest of a function body) join the cell that opened it, an
 gathered into the Markdown cell above it, each piece under the first line of the code it explains.
 
 The prose is the English Markdown as written (with `$…$` math, which Jupyter renders), written
-next to the page's `.py` file; each other language gets its own notebook under its folder, the
-Markdown made from the translated prose (`markdown.html_to_markdown`), the code identical.
+next to the page's `.py` file. Other languages' notebooks are no files: a translated page carries
+the cell plan (`browser_plan`) and its script makes the notebook from the page's own prose.
 """
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ import json
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from ..typeset.page import PageData, SectionData
 
@@ -61,18 +60,14 @@ def _quote_line(code: str) -> str:
     return f"> {fence}{pad}{first}{pad}{fence}"
 
 
-def _cells(sections: tuple[SectionData, ...], prose_md: Sequence[str] | None = None) -> list[_Cell]:
-    """The cells of a page; with `prose_md` (another language's prose, section by section), the
-    cells the English makes, their prose replaced (the code decides where cells break, and a
-    section has prose in every language or in none)."""
-    if prose_md is None:  # the English as written (the plan is made once for every language)
-        prose_md = [s.prose_md for s in sections]
-    plan = _plan(sections)
+def _cells(sections: tuple[SectionData, ...]) -> list[_Cell]:
+    """The cells of a page, from its plan (`_plan`, which the page's `browser_plan` is made of
+    too, so the code is parsed for cell breaks once)."""
     cells = []
-    for code_parts, prose_parts in plan:
+    for code_parts, prose_parts in _plan(sections):
         cell = _Cell(code=list(code_parts))
         for index, quote in prose_parts:
-            prose = prose_md[index].strip("\n")
+            prose = sections[index].prose_md.strip("\n")
             if prose:
                 cell.prose.append(f"{quote}\n\n{prose}" if quote else prose)
         cells.append(cell)
@@ -138,15 +133,13 @@ def _source_lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-def notebook(page: PageData, prose_md: Sequence[str] | None = None, title: str | None = None) -> dict:
-    """The page as an nbformat v4 notebook (a plain dict, ready for `json.dumps`). `prose_md`:
-    each section's Markdown in another language (default: the English as written), `title` its
-    title; the code cells are the same in every language."""
+def notebook(page: PageData) -> dict:
+    """The page as an nbformat v4 notebook (a plain dict, ready for `json.dumps`)."""
     cells: list[dict] = []
     intro = _intro(page)
     if intro:
         cells.append(_markdown(intro, "intro"))
-    for i, cell in enumerate(_cells(page.sections, prose_md)):
+    for i, cell in enumerate(_cells(page.sections)):
         if cell.prose:
             cells.append(_markdown("\n\n".join(cell.prose), f"c{i}-md"))
         if cell.code:
@@ -164,7 +157,7 @@ def notebook(page: PageData, prose_md: Sequence[str] | None = None, title: str |
         "metadata": {
             "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
             "language_info": {"name": "python"},
-            "title": page.title if title is None else title,
+            "title": page.title,
         },
         "cells": cells,
     }
@@ -201,8 +194,8 @@ def _markdown(text: str, cell_id: str) -> dict:
     return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": _source_lines(text)}
 
 
-def notebook_json(page: PageData, prose_md: Sequence[str] | None = None, title: str | None = None) -> str:
-    return json.dumps(notebook(page, prose_md, title), ensure_ascii=False, indent=1) + "\n"
+def notebook_json(page: PageData) -> str:
+    return json.dumps(notebook(page), ensure_ascii=False, indent=1) + "\n"
 
 
 def code_cells(nb: dict) -> list[str]:
