@@ -78,6 +78,16 @@ def _serialize(node) -> str:
     return "".join(_SERIALIZER.serialize(_WALKER(node)))
 
 
+def _outer(node) -> str:
+    """An element's own HTML, canonical, without the text after it (which the tree walker would
+    write too)."""
+    tail, node.tail = node.tail, None
+    try:
+        return _canonical(_serialize(node))
+    finally:
+        node.tail = tail
+
+
 def _serialize_children(root) -> str:
     out = _html.escape(root.text or "", quote=False)
     for child in root:
@@ -252,9 +262,7 @@ def top_blocks(fragment: str) -> list[tuple[str, str]] | None:
     for child in root:
         if child.tag not in BLOCK_TAGS or _has_content(child.tail):
             return None
-        tail, child.tail = child.tail, None
-        blocks.append((child.tag, _canonical(_serialize(child))))
-        child.tail = tail
+        blocks.append((child.tag, _outer(child)))
     return blocks
 
 
@@ -380,13 +388,10 @@ def units(fragment: str) -> list[tuple[str, str, list[str] | None]] | None:
             return None
         if child.tag == "span" and child.get("translate") == "no" and len(child) == 0:
             # a display formula or code block between the blocks: a unit of its own
-            tail, child.tail = child.tail, None
-            out.append(("placeholder", _canonical(_serialize(child)), None))
-            child.tail = tail
+            out.append(("placeholder", _outer(child), None))
             continue
         if child.tag not in BLOCK_TAGS:
             return None
-        tail, child.tail = child.tail, None
         items = None
         if child.tag in _LISTS:
             items = []
@@ -394,11 +399,8 @@ def units(fragment: str) -> list[tuple[str, str, list[str] | None]] | None:
                 if li.tag != "li":
                     items = None
                     break
-                t, li.tail = li.tail, None
-                items.append(_canonical(_serialize(li)))
-                li.tail = t
-        out.append((child.tag, _canonical(_serialize(child)), items))
-        child.tail = tail
+                items.append(_outer(li))
+        out.append((child.tag, _outer(child), items))
     return out
 
 
