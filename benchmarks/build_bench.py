@@ -20,7 +20,7 @@ interpreter the way a user runs it:
   minute (ext4 without a journal, as on the VM these figures come from), each file created then
   costs up to a millisecond of kernel time, so this measures the file system's aftermath of the
   deletion as much as the tool; every output folder is otherwise deleted only after measuring;
-* serve: in one long-lived process running `labml_site.build.serve` as `build.py serve` does, the time
+* serve: in one long-lived process running `labml_site.builder.serve` as `build.py serve` does, the time
   from saving a file to the reload long poll answering with the new page on disk.
 
 Builds run from a private copy of `labml_site/` (its theme included) taken at the start, so edits to the
@@ -301,7 +301,7 @@ DRIVER = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, sys.argv[1])
-from labml_site.build.site import BuildConfig, build
+from labml_site.builder.site import BuildConfig, build
 from pathlib import Path
 t1 = time.perf_counter()
 src, tr, out, langs, jobs = sys.argv[2:7]
@@ -328,8 +328,8 @@ import json, os, re, sys, threading, time, urllib.request
 sys.path.insert(0, sys.argv[1])
 EDIT_RE = %r
 from pathlib import Path
-from labml_site.build.site import BuildConfig, build
-from labml_site.build.serve import RELOAD_PATH, make_server, watch_and_rebuild
+from labml_site.builder.site import BuildConfig, build
+from labml_site.builder.serve import RELOAD_PATH, make_server, watch_and_rebuild
 src, tr, out, langs, rel, edits = sys.argv[2:8]
 config = BuildConfig(Path(src), Path(tr), Path(out), langs=tuple(langs.split(",")), base_lang="en", live_reload=True)
 build(config)
@@ -481,7 +481,7 @@ def measure_serve(code: Path, src: Path, tr: Path, out: Path, rel: str, edits: i
 
 
 def cache_dir_of(out: Path) -> Path:
-    from labml_site.build.cache import cache_dir_for  # (the rule; LABML_SITE_CACHE_DIR is set in main)
+    from labml_site.builder.cache import cache_dir_for  # (the rule; LABML_SITE_CACHE_DIR is set in main)
 
     return cache_dir_for(out)
 
@@ -512,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(LANGS)} languages; generated in {time.perf_counter() - t:.1f} s; {os.cpu_count()} cores")
         edit_rel = next(r for r in rels if not r.endswith("__init__.py"))
         code = snapshot_code(work)
-        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import labml_site.build.site, labml_site.build.cache",
+        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import labml_site.builder.site, labml_site.builder.cache",
                         str(code)], check=True, env=_env())  # compiles the snapshot's bytecode once
 
         cold, unchanged, one_edit, pycco = [], [], [], []

@@ -43,7 +43,7 @@ from urllib.parse import unquote, urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from labml_site.build.site import analyse_pages  # noqa: E402
+from labml_site.builder.site import analyse_pages  # noqa: E402
 from labml_site.read.structure import discover  # noqa: E402
 from labml_site.translate.catalog import Catalog, is_sidecar  # noqa: E402
 

@@ -112,8 +112,8 @@ def main() -> int:
     import shutil
     import tempfile
 
-    from labml_site.build.config import BuildConfig
-    from labml_site.build.site import build
+    from labml_site.builder.config import BuildConfig
+    from labml_site.builder.site import build
 
     tm.tex_to_mathml.cache_clear()
     tm._typeset_together.cache_clear()

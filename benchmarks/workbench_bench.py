@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from labml_site.build.config import BuildConfig  # noqa: E402
+from labml_site.builder.config import BuildConfig  # noqa: E402
 from labml_site.workbench.editor import start  # noqa: E402
 
 # Nine prose blocks (headings, inline and display math, code spans, a link, a list, a docstring),

@@ -69,7 +69,7 @@ def write_json(path: Path, data: dict) -> Path:
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
     """The project's own site (source/ + translations/), built once for the session."""
-    from labml_site.build.site import BuildConfig, build
+    from labml_site.builder.site import BuildConfig, build
 
     out = tmp_path_factory.mktemp("site") / "site"
     result = build(BuildConfig(ROOT / "source", ROOT / "translations", out, markdown=True))

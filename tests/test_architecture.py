@@ -1,5 +1,5 @@
 """The package's shape: no import cycles between modules, and packages that only import the
-stages before them (read → typeset → translate → render → build → workbench → cli), so each can be read
+stages before them (read → typeset → translate → render → builder → workbench → cli), so each can be read
 and changed knowing only what comes before it. Every import counts, including those inside
 functions and under `TYPE_CHECKING`: a cycle hidden in a function is still a cycle to a reader."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "labml_site"
 
 # A package may import itself, the packages to its left, and the top-level modules.
-LAYERS = ["read", "typeset", "translate", "render", "build", "workbench", "cli"]
+LAYERS = ["read", "typeset", "translate", "render", "builder", "workbench", "cli"]
 TOP_LEVEL = {"labml_site", "labml_site.findings", "labml_site.errors", "labml_site.__main__"}
 
 

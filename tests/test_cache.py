@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from labml_site.build import cache as build_cache
-from labml_site.build import site as builder
+from labml_site.builder import cache as build_cache
+from labml_site.builder import site as builder
 from labml_site.render import i18n
 from labml_site.typeset import linking
-from labml_site.build import engine as engine_module
-from labml_site.build import pipeline
-from labml_site.build import prepare
-from labml_site.build.site import BuildConfig, build
+from labml_site.builder import engine as engine_module
+from labml_site.builder import pipeline
+from labml_site.builder import prepare
+from labml_site.builder.site import BuildConfig, build
 from labml_site.typeset.page import analyse
 from labml_site.render.theme import DEFAULT_TEMPLATES
 
@@ -470,7 +470,7 @@ def test_parallel_build_equals_serial_build(tmp_path, monkeypatch):
 
 
 def test_serve_rebuilds_incrementally_and_wakes_waiting_pages(tmp_path):
-    from labml_site.build.serve import RELOAD_PATH, make_server, watch_and_rebuild
+    from labml_site.builder.serve import RELOAD_PATH, make_server, watch_and_rebuild
 
     src, tr = make_tree(tmp_path)
     cfg = config(src, tr, tmp_path / "site", live_reload=True)

@@ -186,7 +186,7 @@ def test_unwritable_out_folder(project):
 
 
 def test_read_only_file_system_is_reported_with_path_and_reason(project, monkeypatch, capsys):
-    import labml_site.build.site as site
+    import labml_site.builder.site as site
     from labml_site.cli.main import main
 
     def read_only(config):
@@ -226,7 +226,7 @@ def test_bad_base_lang(project, via):
 
 @pytest.mark.parametrize("tag", ["en", "zh", "pt-BR", "zh-Hant", "sr-Latn-RS"])
 def test_good_tags_pass(tag):
-    from labml_site.build.validate import check_lang
+    from labml_site.builder.validate import check_lang
 
     assert check_lang(tag) == tag
 
@@ -439,7 +439,7 @@ def test_locales_override_bundled_strings_one_by_one(project):
 
 
 def test_library_config_refuses_a_language_that_is_not_a_tag(tmp_path):
-    from labml_site.build.config import BuildConfig
+    from labml_site.builder.config import BuildConfig
     from labml_site.errors import UserError
 
     for langs, base in ((("en", "../x"), "en"), (("en",), "en/.."), (("en", "zh ru"), "en")):

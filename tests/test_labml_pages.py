@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-from labml_site.build.site import BuildConfig, build
+from labml_site.builder.site import BuildConfig, build
 from labml_site.typeset.page import analyse
 
 from conftest import TOY_PAGE, write_tree

@@ -180,7 +180,7 @@ def test_check_reports_a_translation_found_by_case(tmp_path, capsys):
 
 
 def test_the_build_reads_a_translation_found_by_case_and_says_so(tmp_path):
-    from labml_site.build.site import BuildConfig, build
+    from labml_site.builder.site import BuildConfig, build
 
     (tmp_path / "src" / "rwkv").mkdir(parents=True)
     (tmp_path / "src" / "rwkv" / "__init__.py").write_text('"""\n# RWKV\n"""\n', "utf-8")

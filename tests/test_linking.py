@@ -7,7 +7,7 @@ from html import unescape
 
 import pytest
 
-from labml_site.build.site import analyse_pages
+from labml_site.builder.site import analyse_pages
 from labml_site.typeset.linking import iter_links, link_code, page_source, references, site_symbols
 from labml_site.typeset.page import PageData, analyse
 from labml_site.read.structure import discover

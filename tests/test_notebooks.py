@@ -7,7 +7,7 @@ import json
 import nbformat
 import pytest
 
-from labml_site.build.site import BuildConfig, analyse_pages, build
+from labml_site.builder.site import BuildConfig, analyse_pages, build
 from labml_site.render.notebooks import code_cells, notebook, notebook_json, notebook_path, wants_notebook
 from labml_site.typeset.page import analyse
 from labml_site.read.structure import discover

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-from labml_site.build.site import BuildConfig, build
+from labml_site.builder.site import BuildConfig, build
 from labml_site.read.structure import discover, reading_order
 from labml_site.typeset.highlight import highlight_block, highlight_inline
 

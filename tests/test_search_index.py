@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labml_site.build.site import BuildConfig, build
+from labml_site.builder.site import BuildConfig, build
 from labml_site.render.localize import localize
 from labml_site.typeset.page import analyse
 from labml_site.read.prose import placeholder

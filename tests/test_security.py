@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from labml_site.build.serve import make_server
-from labml_site.build.site import BuildConfig, build
+from labml_site.builder.serve import make_server
+from labml_site.builder.site import BuildConfig, build
 from labml_site.read.prose import placeholder
 from labml_site.read.safe_files import UnsafeFile, check_no_links, read_regular, remove_file, write_atomic
 from labml_site.read.structure import discover, output_collisions
@@ -172,7 +172,7 @@ _BUILD_IN_A_BOX = """
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))  # /dev/zero read whole: MemoryError, not the OOM killer
 from pathlib import Path
-from labml_site.build.site import BuildConfig, build
+from labml_site.builder.site import BuildConfig, build
 result = build(BuildConfig(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), langs=("en", "zh"), base_lang="en", jobs=1))
 print(" ".join(sorted({f.code for f in result.report.findings})))
 """

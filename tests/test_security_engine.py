@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from labml_site.build import cache as build_cache
-from labml_site.build.outputs import MARKER
-from labml_site.build.site import BuildConfig, build
+from labml_site.builder import cache as build_cache
+from labml_site.builder.outputs import MARKER
+from labml_site.builder.site import BuildConfig, build
 from labml_site.errors import UserError
 
 from conftest import ROOT, TOY_PAGE, write_tree
@@ -258,7 +258,7 @@ def test_a_new_file_that_never_parsed_has_no_page(tmp_path):
 def test_a_full_disk_during_an_update_in_place_leaves_the_old_site(tmp_path, monkeypatch):
     import errno
 
-    from labml_site.build import outputs
+    from labml_site.builder import outputs
 
     src, tr = make_tree(tmp_path, pages=30)
     out = tmp_path / "site"
@@ -291,7 +291,7 @@ def test_serve_shows_the_build_errors_over_the_last_good_page(tmp_path):
     import http.client
     import threading
 
-    from labml_site.build.serve import make_server
+    from labml_site.builder.serve import make_server
 
     src, tr = make_tree(tmp_path)
     out = build(config(src, tr, tmp_path / "site")).out

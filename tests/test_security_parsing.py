@@ -17,7 +17,7 @@ import time
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from labml_site.build.serve import host_allowed
+from labml_site.builder.serve import host_allowed
 from labml_site.read import prose
 from labml_site.read.sections import Section
 from labml_site.translate import checks

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from labml_site.build.site import BuildConfig, build
+from labml_site.builder.site import BuildConfig, build
 from labml_site.render.sitemap import sitemap_xml
 
 from conftest import write_tree

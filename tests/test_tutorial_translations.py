@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT
-from labml_site.build.site import analyse_pages
+from labml_site.builder.site import analyse_pages
 from labml_site.translate.catalog import check_file
 from labml_site.read.structure import discover
 from labml_site.translate.catalog import translation_path

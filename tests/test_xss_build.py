@@ -10,7 +10,7 @@ import json
 from bs4 import BeautifulSoup
 
 from conftest import write_tree
-from labml_site.build.site import BuildConfig, build
+from labml_site.builder.site import BuildConfig, build
 from labml_site.typeset.page import analyse
 from xss_vectors import VECTORS, unsafe_reasons
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from conftest import write_tree
-from labml_site.build.config import BuildConfig
+from labml_site.builder.config import BuildConfig
 
 PAGE = '''"""
 ---

@@ -203,8 +203,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 def site_config(args: argparse.Namespace):
     """The BuildConfig of `build`/`serve`, checked (raises UserError)."""
-    from ..build.config import BuildConfig
-    from ..build.validate import check_lang, parse_langs, validate
+    from ..builder.config import BuildConfig
+    from ..builder.validate import check_lang, parse_langs, validate
 
     base = check_lang(args.base_lang, "--base-lang")
     translations = args.translations if args.translations is not None else DEFAULT_TRANSLATIONS
@@ -243,8 +243,8 @@ def site_config(args: argparse.Namespace):
 
 def translation_config(args: argparse.Namespace):
     """The BuildConfig and the languages to work on of `check`/`stats`/`extract` (raises UserError)."""
-    from ..build.config import BuildConfig
-    from ..build.validate import check_folder, check_lang, check_translations, parse_langs
+    from ..builder.config import BuildConfig
+    from ..builder.validate import check_folder, check_lang, check_translations, parse_langs
     from .translation import languages_in
 
     base = check_lang(args.base_lang, "--base-lang")
@@ -307,7 +307,7 @@ def os_error_message(e: OSError, config) -> str:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from ..build.site import build
+    from ..builder.site import build
 
     config = site_config(args)
     try:
@@ -326,8 +326,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from ..build.serve import make_server, watch_and_rebuild
-    from ..build.site import build
+    from ..builder.serve import make_server, watch_and_rebuild
+    from ..builder.site import build
 
     config = site_config(args)
     config.live_reload = True  # keeps the build cache in memory between rebuilds
@@ -380,8 +380,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _workbench_config(args: argparse.Namespace, langs: tuple[str, ...]):
-    from ..build.config import BuildConfig
-    from ..build.validate import check_folder, check_lang, check_translations, validate
+    from ..builder.config import BuildConfig
+    from ..builder.validate import check_folder, check_lang, check_translations, validate
     from ..render.theme import DEFAULT_TEMPLATES
 
     base = check_lang(args.base_lang, "--base-lang")
@@ -397,7 +397,7 @@ def _workbench_config(args: argparse.Namespace, langs: tuple[str, ...]):
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
-    from ..build.validate import check_lang
+    from ..builder.validate import check_lang
     from ..workbench.editor import git_user_name, start, watch
 
     lang = check_lang(args.lang, "--lang")

@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..build.site import BuildConfig, analyse_pages
+from ..builder.site import BuildConfig, analyse_pages
 from ..translate.catalog import check_file
 from ..translate.extract import confirm, extract
 from ..translate.extract import fix_file
@@ -50,7 +50,7 @@ def _figure_keys(page, files) -> list[str]:
 
 def languages_in(translations: Path) -> list[str]:
     """The languages that have translation files (`<page>.<lang>.json`) in `translations`."""
-    from ..build.validate import LANG_TAG
+    from ..builder.validate import LANG_TAG
 
     langs: set[str] = set()
     if Path(translations).is_dir():

@@ -6,7 +6,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ..build.config import BuildConfig
+from ..builder.config import BuildConfig
 from .server import make_server
 from .session import Session
 

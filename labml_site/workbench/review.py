@@ -20,8 +20,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..build.config import BuildConfig
-from ..build.site import analyse_pages
+from ..builder.config import BuildConfig
+from ..builder.site import analyse_pages
 from ..findings import Finding
 from ..read.prose import fill
 from ..read.safe_files import write_atomic

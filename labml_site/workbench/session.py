@@ -19,8 +19,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..build.config import BuildConfig
-from ..build.site import BuildResult, build
+from ..builder.config import BuildConfig
+from ..builder.site import BuildResult, build
 from ..findings import Finding
 from ..read.prose import fill
 from ..read.structure import SourceFile, discover
