@@ -5,6 +5,7 @@ functions and under `TYPE_CHECKING`: a cycle hidden in a function is still a cyc
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "labml_site"
@@ -99,3 +100,102 @@ def test_packages_import_only_earlier_stages():
 def test_checker_sees_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# One vocabulary for the markup of prose (`read/markup.py`): no other module defines a block-tag
+# set or the placeholder's form or pattern, in Python or in the JavaScript shipped with the package.
+
+VOCABULARY = PACKAGE / "read" / "markup.py"
+_BLOCK_NAMES = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "blockquote", "table", "pre", "div", "dl"}
+_PLACEHOLDER_SIGNS = ("_^_", r"_\^_", "translate=no")
+_ALTERNATION = re.compile(r"[A-Za-z0-9\[\]-]+(?:\|[A-Za-z0-9\[\]-]+)+")
+
+
+def _block_names(words: list[str]) -> set[str]:
+    found = set()
+    for word in words:
+        if word in ("h[1-6]", "h[1-5]"):
+            found |= {"h1", "h2", "h3"}
+        elif word in _BLOCK_NAMES:
+            found.add(word)
+    return found
+
+
+def _vocabulary_in_text(text: str) -> str | None:
+    """What a piece of source text (a string, a regular expression) defines that only the
+    vocabulary may: the placeholder's form, or an alternation of three block tags or more."""
+    for sign in _PLACEHOLDER_SIGNS:
+        if sign in text:
+            return f"the placeholder ({sign!r})"
+    for m in _ALTERNATION.finditer(text):
+        if len(_block_names(m.group(0).split("|"))) >= 3:
+            return f"a block-tag pattern ({m.group(0)!r})"
+    return None
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                ids.add(id(first.value))
+    return ids
+
+
+def vocabulary_outside(path: Path, source: str) -> list[str]:
+    """Definitions of prose markup in one Python module (docstrings, which describe, aside)."""
+    tree = ast.parse(source)
+    skip = _docstrings(tree)
+    wrong = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            what = _vocabulary_in_text(node.value)
+            if what:
+                wrong.append(f"{path}:{node.lineno} defines {what}")
+        elif isinstance(node, (ast.Set, ast.List, ast.Tuple)):
+            words = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(_block_names(words)) >= 3:
+                wrong.append(f"{path}:{node.lineno} defines a block-tag set {sorted(_block_names(words))}")
+    return wrong
+
+
+_JS_STRING_ARRAY = re.compile(r"\[\s*(\"[a-z0-9]+\"\s*(?:,\s*\"[a-z0-9]+\"\s*)+)\]")
+
+
+def vocabulary_in_javascript(path: Path, source: str) -> list[str]:
+    wrong = []
+    for number, line in enumerate(source.split("\n"), 1):
+        code = line.split("//", 1)[0] if not line.lstrip().startswith(("*", "/*")) else ""
+        what = _vocabulary_in_text(code)
+        if what is None:
+            for m in _JS_STRING_ARRAY.finditer(code):
+                if len(_block_names(re.findall(r'"([a-z0-9]+)"', m.group(1)))) >= 3:
+                    what = f"a block-tag set ({m.group(0)})"
+        if what:
+            wrong.append(f"{path}:{number} defines {what}")
+    return wrong
+
+
+def test_prose_markup_is_defined_only_in_the_vocabulary():
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path != VOCABULARY:
+            wrong += vocabulary_outside(path.relative_to(PACKAGE), path.read_text(encoding="utf-8"))
+    for path in sorted(PACKAGE.rglob("*.js")):
+        if "vendor" not in path.parts:
+            wrong += vocabulary_in_javascript(path.relative_to(PACKAGE), path.read_text(encoding="utf-8"))
+    assert not wrong, "define these in labml_site/read/markup.py and read them from there:\n" + "\n".join(wrong)
+
+
+def test_vocabulary_checker_sees_definitions():
+    assert vocabulary_outside(Path("x.py"), 'BLOCKS = frozenset({"p", "ul", "h2", "em"})\n')
+    assert vocabulary_outside(Path("x.py"), 'RX = re.compile(r"</?(?:p|div|ul|hr)>")\n')
+    assert vocabulary_outside(Path("x.py"), 'PH = "<span translate=no>_^_%d_^_</span>"\n')
+    assert vocabulary_in_javascript(Path("x.js"), 'if (/^(p|div|ul|ol|h[1-6])$/.test(tag)) {}')
+    assert vocabulary_in_javascript(Path("x.js"), 'var PH = /<span translate=no>_\\^_(\\d+)_\\^_<\\/span>/g;')
+    assert vocabulary_in_javascript(Path("x.js"), 'var B = ["p", "li", "ul", "h1"];')
+    # a docstring may describe the format, and other tag sets are no block-tag sets
+    assert not vocabulary_outside(Path("x.py"), '"""Keys hold `<span translate=no>_^_N_^_</span>`."""\nV = {"br", "img", "hr"}\n')
+    assert not vocabulary_in_javascript(Path("x.js"), 'var t = a || b || c; // p|div|ul in a comment')

@@ -7,13 +7,14 @@ import json
 import pytest
 
 from labml_site.translate import checks
+from labml_site.translate import html_outline
 from labml_site.translate.checks import (
     check_entry,
     entry_check,
-    parse_translation_bytes,
     registered_checks,
     unregister,
 )
+from labml_site.translate.files import parse_translation_bytes
 from labml_site.findings import Finding
 from labml_site.translate.catalog import check_file
 
@@ -456,7 +457,7 @@ def test_parser_never_raises_on_garbage():
     for data in (b"\x00\xff{", b"{" * 50, b'{"a": {"b": [1, 2, {"c": nul', b"\xef\xbb\xbf", b"}"):
         parsed = parse_translation_bytes(data)
         assert not parsed.usable or parsed.pairs == []
-    assert checks.summarize_html("<a <b <<p>>").failed == ""
+    assert html_outline.summarize_html("<a <b <<p>>").failed == ""
 
 
 # --------------------------------------------------------------------------------------------

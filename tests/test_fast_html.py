@@ -1,6 +1,6 @@
 """The fast paths give what the strict ones give.
 
-`checks.summarize_html` reads the small, regular HTML of translation keys and values with a regular
+`html_outline.summarize_html` reads the small, regular HTML of translation keys and values with a regular
 expression tokenizer and falls back to `html.parser` for anything it does not fully understand;
 `search_index.prose_text` cuts prose into texts, tags and whole formulas and drives the text
 extractor's state machine itself (a fixed text per token for nested prose, its steps in one loop
@@ -23,9 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labml_site.translate import checks
+from labml_site.translate import html_outline
+from labml_site.read import markup
 from labml_site.translate import sanitize as sanitize_module
 from labml_site.render import search_index
-from labml_site.translate.checks import HtmlSummary, summarize_html, summarize_html_strict
+from labml_site.translate.html_outline import HtmlSummary, summarize_html, summarize_html_strict
 from labml_site.typeset.math import tex_to_mathml
 from labml_site.translate.sanitize import sanitize
 from labml_site.render.search_index import prose_text, prose_text_strict
@@ -140,11 +142,11 @@ def fragments(plain_only: bool) -> st.SearchStrategy[str]:
 
 def assert_same_summary(fragment: str) -> HtmlSummary | None:
     strict = summarize_html_strict(fragment)
-    fast = checks._fast_summary(fragment)
+    fast = html_outline._fast_summary(fragment)
     if fast is not None:
         assert fast == strict, fragment
     assert summarize_html(fragment) == strict, fragment
-    assert checks.summarize_key(fragment) == strict, fragment
+    assert html_outline.summarize_key(fragment) == strict, fragment
     return fast
 
 
@@ -178,13 +180,13 @@ def test_what_the_fast_path_refuses():
         "<script>alert(1)</script>", "<StYlE>p{}</style>", "<textarea><p></textarea>",
         "<title>x</title>", "<a href=`x`>y</a>", "<p x=>y</p>",
     ):
-        assert checks._fast_summary(fragment) is None, fragment
+        assert html_outline._fast_summary(fragment) is None, fragment
         assert summarize_html(fragment) == summarize_html_strict(fragment)
 
 
 def test_positions_count_lines_like_the_parser():
     fragment = '<p>one\ntwo</p>\n<p>three <a\nhref="x">four</a>\n</div>\n  <em>five'
-    fast = checks._fast_summary(fragment)
+    fast = html_outline._fast_summary(fragment)
     assert fast is not None and fast == summarize_html_strict(fragment)
     assert fast.stray_end == [("div", 5, 1)] and fast.unclosed == [("p", 3, 1), ("em", 6, 3)]
 
@@ -223,10 +225,10 @@ def test_the_projects_translations_give_the_same_summary():
 
 def test_shared_key_summaries_cannot_leak_between_languages():
     key = KEYS_AND_VALUES[0][0]
-    first = checks.summarize_key(key)
+    first = html_outline.summarize_key(key)
     first.tags.clear()
     first.top_blocks.append("evil")
-    second = checks.summarize_key(key)
+    second = html_outline.summarize_key(key)
     assert second == summarize_html_strict(key)
 
 
@@ -284,8 +286,8 @@ CARET_TEXT = st.lists(
 @given(CARET_TEXT)
 def test_text_without_a_caret_form_holds_no_damaged_placeholder(text):
     # scan_placeholders skips the slow search when _may_hold_caret says no
-    if not checks._may_hold_caret(text):
-        assert checks._LOOSE_IN_SPAN.search(text) is None
+    if not markup.may_hold_caret(text):
+        assert markup.LOOSE_IN_SPAN_RE.search(text) is None
 
 
 def test_casefold_finds_every_spelling_the_case_blind_pattern_takes_for_translate():
@@ -306,8 +308,8 @@ TRANSLATE_TEXT = st.lists(
 @given(TRANSLATE_TEXT)
 def test_text_that_cannot_hold_translate_no_has_no_match(text):
     # scan_placeholders skips the case-blind search when _may_hold_translate_no says no
-    if not checks._may_hold_translate_no(text):
-        assert checks._TRANSLATE_NO.search(text) is None
+    if not html_outline._may_hold_translate_no(text):
+        assert markup.TRANSLATE_NO_RE.search(text) is None
 
 
 def test_one_search_finds_the_characters_of_both_character_checks():
@@ -553,12 +555,12 @@ class _StrictContext(checks.EntryContext):
     """Key and value read by `html.parser` alone."""
 
     @property
-    def key_outline(self) -> checks.HtmlOutline:
-        return checks._outline(summarize_html_strict(self.key))
+    def key_outline(self) -> html_outline.HtmlOutline:
+        return html_outline._outline(summarize_html_strict(self.key))
 
     @property
-    def value_outline(self) -> checks.HtmlOutline:
-        return checks._outline(summarize_html_strict(self.value))
+    def value_outline(self) -> html_outline.HtmlOutline:
+        return html_outline._outline(summarize_html_strict(self.value))
 
     @property
     def key_html(self) -> HtmlSummary:
@@ -572,7 +574,7 @@ class _StrictContext(checks.EntryContext):
 def assert_same_findings(key: str, value: str) -> list:
     found = checks.run_entry_checks(checks.EntryContext(key, value, "t.zh.json", 3, "zh"))
     assert found == checks.run_entry_checks(_StrictContext(key, value, "t.zh.json", 3, "zh")), (key, value)
-    assert checks.outline_html(value) == checks._outline(summarize_html_strict(value)), value
+    assert html_outline.outline_html(value) == html_outline._outline(summarize_html_strict(value)), value
     return found
 
 

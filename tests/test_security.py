@@ -130,7 +130,7 @@ def test_a_huge_source_is_refused_before_it_is_read(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("kind", ["dev-zero", "fifo", "link-out", "oversize", "folder"])
 def test_translation_files_that_are_not_plain_files_are_refused_without_blocking(tmp_path, kind, monkeypatch):
-    from labml_site.translate import checks
+    from labml_site.translate import files
 
     tr = tmp_path / "tr"
     main = catalog_path(tr, "toy/page", "zh")
@@ -142,7 +142,7 @@ def test_translation_files_that_are_not_plain_files_are_refused_without_blocking
     elif kind == "link-out":
         os.symlink(secret_file(tmp_path), main)
     elif kind == "oversize":
-        monkeypatch.setattr(checks, "MAX_FILE_BYTES", 100)
+        monkeypatch.setattr(files, "MAX_FILE_BYTES", 100)
         main.write_text(json.dumps({TITLE_KEY: "x" * 200}), encoding="utf-8")
     else:
         main.mkdir()
@@ -311,9 +311,9 @@ def test_cli_check_stats_extract_report_json_bombs_without_traceback(tmp_path, c
 
 
 def test_an_oversize_value_is_refused_with_its_line(tmp_path, monkeypatch):
-    from labml_site.translate import checks
+    from labml_site.translate import files
 
-    monkeypatch.setattr(checks, "MAX_VALUE_CHARS", 100)
+    monkeypatch.setattr(files, "MAX_VALUE_CHARS", 100)
     tr = tmp_path / "tr"
     main = catalog_path(tr, "toy/page", "zh")
     main.parent.mkdir(parents=True)

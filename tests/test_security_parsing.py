@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from labml_site.builder.serve import host_allowed
 from labml_site.read import prose
 from labml_site.read.sections import Section
-from labml_site.translate import checks
-from labml_site.translate.checks import check_entry, parse_translation_bytes
+from labml_site.read import markup
+from labml_site.translate.checks import check_entry
+from labml_site.translate.files import parse_translation_bytes
 from labml_site.typeset.page import script_capable_markup
 
 KEY = '<p>Divide <span translate=no>_^_0_^_</span> by <a href="x.html">two</a>.</p>\n'
@@ -148,7 +149,7 @@ def test_the_known_bombs_are_cheap():
 # --- the linear rewrites read exactly what the old patterns read ------------------------------
 
 _OLD_LOOSE = re.compile(
-    rf"(?:<span\b[^>]*>\s*)?(?P<token>{checks._LOOSE_PLACEHOLDER_REFERENCE})(?:\s*</span\s*>)?"
+    rf"(?:<span\b[^>]*>\s*)?(?P<token>{markup.LOOSE_PLACEHOLDER_REFERENCE})(?:\s*</span\s*>)?"
 )
 _OLD_HTML = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?\s*/?>"
                        r"|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);", re.S)
@@ -166,7 +167,7 @@ SMALL = settings(max_examples=400, deadline=None, derandomize=True)
 def test_the_placeholder_scan_matches_the_old_pattern(parts):
     text = "".join(parts)
     old = [(m.span(), m.group("token")) for m in _OLD_LOOSE.finditer(text)]
-    assert [(m.span(), m.group("token")) for m in checks._LOOSE_IN_SPAN.finditer(text)] == old
+    assert [(m.span(), m.group("token")) for m in markup.LOOSE_IN_SPAN_RE.finditer(text)] == old
 
 
 @SMALL

@@ -10,7 +10,8 @@ import pytest
 
 from labml_site.translate import catalog as translations
 from labml_site.translate import repair
-from labml_site.translate.sanitize import PLACEHOLDER_RE, sanitize
+from labml_site.read.markup import PLACEHOLDER_RE
+from labml_site.translate.sanitize import sanitize
 from labml_site.translate.stats import coverage, render_json, render_text, totals
 from labml_site.translate.catalog import (
     Catalog,

@@ -29,7 +29,8 @@ from xss_vectors import (  # noqa: E402
 )
 
 from labml_site.translate.checks import check_entry  # noqa: E402
-from labml_site.translate.sanitize import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, PLACEHOLDER_RE, sanitize  # noqa: E402
+from labml_site.read.markup import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, PLACEHOLDER_RE  # noqa: E402
+from labml_site.translate.sanitize import sanitize  # noqa: E402
 from labml_site.translate.catalog import Catalog  # noqa: E402
 
 CASES = [(name, where, key, value) for name, payload in VECTORS for where, key, value in carriers(payload)]

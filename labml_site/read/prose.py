@@ -30,15 +30,10 @@ from itertools import accumulate
 from pathlib import PurePath
 from typing import Callable, Sequence
 
+from .markup import PLACEHOLDER_RE, placeholder
 from .sections import Section
 
 MAX_KEY_CHARS = 4000  # a longer section key is split into one key per top-level block
-
-PLACEHOLDER_RE = re.compile(r"<span translate=no>_\^_(\d+)_\^_</span>")
-
-
-def placeholder(n: int) -> str:
-    return f"<span translate=no>_^_{n}_^_</span>"
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from html import unescape
 from functools import lru_cache
 from typing import Iterable, Sequence
 
-from ..read.prose import PLACEHOLDER_RE
+from ..read.markup import MARKDOWN_FORMS, PLACEHOLDER_MARK, PLACEHOLDER_RE
 
 # A formula as `typeset.math` writes it, cut down before parsing to one element holding its TeX
 # (MathML is most of the tags in prose: parsing each would be most of the work).
@@ -51,7 +51,9 @@ _QUOTE = re.compile(r"<blockquote\b[^>]*>(.*?)</blockquote>", re.S)
 _TABLE = re.compile(r"<table\b[^>]*>(.*?)</table>", re.S)
 _ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr>", re.S)
 _CELL = re.compile(r"<t[dh]\b[^>]*>(.*?)</t[dh]>", re.S)
-_BLOCK_TAG = re.compile(r"</?(?:p|div|section|figure|details|summary|dl|dt|dd|hr)\b[^>]*>")
+# The blocks Markdown has no form for (and a definition list's parts): their tags are paragraph breaks.
+_BREAKS = {tag for tag, form in MARKDOWN_FORMS.items() if form == "paragraph"} | {"summary", "dt", "dd"}
+_BLOCK_TAG = re.compile(r"</?(?:" + "|".join(sorted(_BREAKS)) + r")\b[^>]*>")
 _TOKEN = re.compile("\x00(\\d+)\x00")
 
 
@@ -69,7 +71,7 @@ def html_to_markdown(fragment: str, placeholders: Sequence[str] | None = None) -
         kept.append(text)
         return f"\x00{len(kept) - 1}\x00"
 
-    if placeholders is not None and "_^_" in fragment:
+    if placeholders is not None and PLACEHOLDER_MARK in fragment:
         fragment = PLACEHOLDER_RE.sub(lambda m: keep(placeholders[int(m.group(1))]), fragment)
     if "<math" in fragment:
         fragment = _FORMULA.sub(_short_formula, fragment)

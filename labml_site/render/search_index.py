@@ -18,16 +18,17 @@ from html import unescape
 from html.parser import HTMLParser
 from json.encoder import encode_basestring as _encode_string  # what json.dumps uses (not ensure_ascii)
 
-from ..translate.checks import plain_tokens
+from ..read.markup import HEADING_TAGS, TEXT_BREAK_TAGS
+from ..translate.html_outline import plain_tokens
 from .localize import LocalPage
 from .math_text import tex_text
 
 GLOBAL_NAME = "labmlSearchIndex"
 SNIPPET_TEXT_LIMIT = 4000  # characters of text kept per section: enough to match and quote
-_HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+_HEADINGS = HEADING_TAGS
 _SKIPPED_CLASSES = {"untranslated-marker", "section-link"}
 _VOID = frozenset({"br", "img", "hr", "input", "meta", "link", "wbr", "source", "col", "mspace"})  # no end tag
-_BLOCKS = {"p", "li", "div", "pre", "table", "tr", "ul", "ol", "blockquote", "dt", "dd", "br", "section"} | _HEADINGS
+_BLOCKS = TEXT_BREAK_TAGS
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ _FORMULA = re.compile(
     rf"[^<]*(?:<(?:(?:{_BODY_NAMES}){_QUOTED_ATTRS}/?|/(?:{_BODY_NAMES}){_SP}*)>[^<]*)*"
     r'<annotation encoding="application/x-tex">([^<]*)</annotation></semantics></math>'
 )
-# A tag candidate, as `checks.plain_tokens` cuts them: from a "<" to the next ">", no "<" between.
+# A tag candidate, as `html_outline.plain_tokens` cuts them: from a "<" to the next ">", no "<" between.
 _TAG_CANDIDATE = re.compile(r"(<[^<>]*>)")
 
 _START, _SKIP_START, _END, _EMPTY, _TEX = range(5)  # the kinds of `_Token`

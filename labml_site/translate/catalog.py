@@ -20,15 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from .checks import (
-    EntryContext,
-    FileContext,
-    ParsedFile,
-    oversized,
-    parse_translation_file,
-    run_entry_checks,
-    run_file_checks,
-)
+from .checks import FileContext, run_file_checks
+from .files import ParsedFile, oversized, parse_translation_file
 from ..findings import Finding
 from ..read.structure import SourceFile
 from .repair import compose_from_units, from_legacy, legacy_key, repair_html, retarget, review, unit_pairs, without_hrefs

@@ -33,11 +33,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checks import FileContext, oversized, parse_translation_file, run_file_checks
+from .checks import FileContext, run_file_checks
+from .files import MAX_FILE_BYTES, oversized, parse_translation_file
 from ..findings import Finding
+from ..read.markup import PLACEHOLDER_RE
 from ..read.safe_files import UnsafeFile, read_regular, remove_file, write_atomic
-from .checks import MAX_FILE_BYTES
-from .sanitize import PLACEHOLDER_RE
 from .catalog import catalog_path, fuzzy_path, load_fuzzy, stale_path
 from . import repair
 

@@ -29,15 +29,23 @@ from html5lib.serializer import HTMLSerializer
 from html5lib import getTreeWalker
 
 from ..findings import Finding
-from .checks import EntryContext, run_entry_checks, _LOOSE_IN_SPAN, _ENCODED, placeholder
-from .sanitize import PLACEHOLDER_RE, sanitize
+from ..read.markup import (
+    ENCODED_PLACEHOLDER_RE,
+    INLINE_TAGS,
+    LIST_TAGS,
+    LOOSE_IN_SPAN_RE,
+    PLACEHOLDER_RE,
+    canonical_placeholders,
+    is_placeholder_element,
+    placeholder,
+    placeholder_numbers,
+    unit_kind,
+)
+from .checks import EntryContext, run_entry_checks
+from .sanitize import sanitize
 
 # Codes whose defects `repair` removes: after a repair they are warnings, not errors.
 REPAIRABLE = frozenset({"html-unbalanced", "html-structure", "html-outside-block", "placeholder-encoded"})
-BLOCK_TAGS = frozenset({
-    "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "blockquote", "table", "hr", "pre", "div",
-    "dl",
-})
 # Stands for the "not yet translated" marker inside a partly translated block; `section_html`
 # replaces it by the marker in the page's language.
 UNTRANSLATED_MARK = "\ue000untranslated\ue000"
@@ -63,11 +71,11 @@ def decode_placeholders(value: str) -> str:
 
     def fix(m: re.Match) -> str:
         token = m.group("token")
-        if _ENCODED.search(token):
+        if ENCODED_PLACEHOLDER_RE.search(token):
             return placeholder(int(m.group("index")))
         return m.group(0)
 
-    return _LOOSE_IN_SPAN.sub(fix, value)
+    return LOOSE_IN_SPAN_RE.sub(fix, value)
 
 
 def _parse(fragment: str):
@@ -83,7 +91,7 @@ def _outer(node) -> str:
     write too)."""
     tail, node.tail = node.tail, None
     try:
-        return _canonical(_serialize(node))
+        return canonical_placeholders(_serialize(node))
     finally:
         node.tail = tail
 
@@ -92,11 +100,7 @@ def _serialize_children(root) -> str:
     out = _html.escape(root.text or "", quote=False)
     for child in root:
         out += _serialize(child) + _html.escape(child.tail or "", quote=False)
-    return _canonical(out)
-
-
-def _canonical(text: str) -> str:
-    return text.replace('<span translate="no">', "<span translate=no>")
+    return canonical_placeholders(out)
 
 
 def _has_content(text: str | None) -> bool:
@@ -135,14 +139,20 @@ def _prepend_into(block, stuff) -> None:
         block.text = text + first_text
 
 
+def _unit(el) -> str | None:
+    """`markup.unit_kind` of a parsed element at the top level (a placeholder holds only text)."""
+    kind = unit_kind(el.tag, el.attrib.items())
+    return None if kind == "placeholder" and len(el) else kind
+
+
 def _is_placeholder(el) -> bool:
-    return el.tag == "span" and el.get("translate") == "no" and len(el) == 0
+    return _unit(el) == "placeholder"
 
 
 def _move_outside_into_blocks(root, keep: frozenset[str] = frozenset()) -> bool:
     """Move text and inline elements at the top level into the nearest block. True if any moved."""
     children = list(root)
-    if not any(c.tag in BLOCK_TAGS for c in children):
+    if not any(_unit(c) == "block" for c in children):
         return False
     moved = False
     # Items at top level: (kind, payload) in document order.
@@ -163,7 +173,7 @@ def _move_outside_into_blocks(root, keep: frozenset[str] = frozenset()) -> bool:
     last_block = None  # the block the content after it goes into
     last_real = None
     for kind, payload in items:
-        if kind == "el" and payload.tag in BLOCK_TAGS:
+        if kind == "el" and _unit(payload) == "block":
             if leading:
                 _prepend_into(payload, leading)
                 leading = []
@@ -202,16 +212,13 @@ def _move_outside_into_blocks(root, keep: frozenset[str] = frozenset()) -> bool:
     return moved
 
 
-_INLINE = frozenset({"a", "em", "strong", "code", "sub", "sup", "del", "span"})
-
-
 def _drop_empty_inline(root) -> None:
     """Unwrap inline elements that hold only whitespace and no id: the HTML5 parser reopens a
     formatting element left open across a block's end (`<a>` around the newline after `</h3>`)."""
     for parent in root.iter():
         for i, child in reversed(list(enumerate(parent))):
-            if (child.tag in _INLINE and len(child) == 0 and not _has_content(child.text)
-                    and "id" not in child.attrib and child.get("translate") != "no"):
+            if (child.tag in INLINE_TAGS and len(child) == 0 and not _has_content(child.text)
+                    and "id" not in child.attrib and not is_placeholder_element(child.tag, child.attrib.items())):
                 text = (child.text or "") + (child.tail or "")
                 if i == 0:
                     parent.text = (parent.text or "") + text
@@ -232,7 +239,7 @@ def _key_top_level(key: str) -> tuple[bool, frozenset[str]]:
             return True, frozenset()
         if _is_placeholder(c):
             keep.add(c.text or "")
-        elif c.tag not in BLOCK_TAGS:
+        elif _unit(c) != "block":
             return True, frozenset()
     return False, frozenset(keep)
 
@@ -260,7 +267,7 @@ def top_blocks(fragment: str) -> list[tuple[str, str]] | None:
         return None
     blocks = []
     for child in root:
-        if child.tag not in BLOCK_TAGS or _has_content(child.tail):
+        if _unit(child) != "block" or _has_content(child.tail):
             return None
         blocks.append((child.tag, _outer(child)))
     return blocks
@@ -287,7 +294,7 @@ def _as_repaired(f: Finding) -> Finding:
 
 def _sanitized(ctx: EntryContext, value: str, key: str) -> str | None:
     out = sanitize(value, allowed_urls=ctx.key_urls, allowed_ids=ctx.key_ids)
-    if sorted(PLACEHOLDER_RE.findall(out)) != sorted(PLACEHOLDER_RE.findall(key)):
+    if sorted(placeholder_numbers(out)) != sorted(placeholder_numbers(key)):
         return None
     return out
 
@@ -351,7 +358,7 @@ def _split_review(key: str, value: str, path: str, line: int, lang: str):
             html = _sanitized(ctx, vb, kb)
         if html is None:
             english = sanitize(kb, allowed_urls=ctx.key_urls, allowed_ids=ctx.key_ids)
-            if sorted(PLACEHOLDER_RE.findall(english)) != sorted(PLACEHOLDER_RE.findall(kb)):
+            if sorted(placeholder_numbers(english)) != sorted(placeholder_numbers(kb)):
                 return None
             parts.append(
                 '<div class="untranslated" lang="en" data-status="invalid">'
@@ -373,9 +380,6 @@ def _split_review(key: str, value: str, path: str, line: int, lang: str):
 # Blocks whose English did not change, inside a key that did
 # --------------------------------------------------------------------------------------------
 
-_LISTS = ("ul", "ol")
-
-
 def units(fragment: str) -> list[tuple[str, str, list[str] | None]] | None:
     """(tag, HTML, the HTML of each `<li>` for a list) of each top-level block; None when there
     is content outside blocks."""
@@ -386,14 +390,14 @@ def units(fragment: str) -> list[tuple[str, str, list[str] | None]] | None:
     for child in root:
         if _has_content(child.tail):
             return None
-        if child.tag == "span" and child.get("translate") == "no" and len(child) == 0:
-            # a display formula or code block between the blocks: a unit of its own
+        kind = _unit(child)
+        if kind == "placeholder":  # a display formula or code block between the blocks
             out.append(("placeholder", _outer(child), None))
             continue
-        if child.tag not in BLOCK_TAGS:
+        if kind != "block":
             return None
         items = None
-        if child.tag in _LISTS:
+        if child.tag in LIST_TAGS:
             items = []
             for li in child:
                 if li.tag != "li":

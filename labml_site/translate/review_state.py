@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..read.safe_files import UnsafeFile, read_regular, write_atomic
 from .catalog import _sidecar
-from .checks import MAX_FILE_BYTES
+from .files import MAX_FILE_BYTES
 
 
 def review_path(main: Path) -> Path:

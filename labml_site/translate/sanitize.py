@@ -2,11 +2,12 @@
 
 `checks.py` decides whether a translation is acceptable and tells the translator why not; this
 module makes sure that whatever reaches a page holds nothing but the markup the prose format
-produces, even if a check has a gap.  The allowlists below are also what the checks compare
-against, so the two never disagree about what is allowed.
+produces, even if a check has a gap.  Its allowlists are the prose vocabulary's
+(`read/markup.py`), which the checks compare against too, so the two never disagree about what
+is allowed.
 
 nh3 serialises `<span translate=no>` as `<span translate="no">`; we turn it back into the bare form
-so the lead's placeholder regex (`PLACEHOLDER_RE`) still finds every placeholder.
+so that every placeholder is found again (`markup.canonical_placeholders`).
 """
 from __future__ import annotations
 
@@ -16,39 +17,17 @@ from collections.abc import Collection
 
 import nh3
 
-# Exactly what the prose (Markdown) format renders; math, code and images arrive as placeholders,
-# so `img`, `pre`, `svg`, `math` are deliberately absent.
-ALLOWED_TAGS: frozenset[str] = frozenset(
-    {
-        "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "a", "em", "strong", "code",
-        "span", "br", "sub", "sup", "blockquote", "table", "thead", "tbody", "tr", "th", "td",
-        "del", "hr", "small",
-    }
+from ..read.markup import (
+    ALLOWED_ATTRIBUTES,
+    ALLOWED_TAGS,
+    CELL_ALIGN_VALUES,
+    DROP_WITH_CONTENT,
+    SPAN_TRANSLATE_VALUES,
+    URL_ATTRIBUTES,
+    URL_SCHEMES,
+    canonical_placeholders,
 )
 
-# Attributes allowed per tag.  `span[translate]` and `th/td[align]` are handled separately: only
-# the values below.
-ALLOWED_ATTRIBUTES: dict[str, frozenset[str]] = {"a": frozenset({"href", "id", "title"})}
-SPAN_TRANSLATE_VALUES: frozenset[str] = frozenset({"no"})
-# Table cell alignment, as Markdown table extensions write it (`align=`, not `style=`).
-CELL_ALIGN_VALUES: frozenset[str] = frozenset({"left", "center", "right"})
-
-URL_SCHEMES: frozenset[str] = frozenset({"http", "https", "mailto"})
-URL_ATTRIBUTES: frozenset[str] = frozenset({"href", "src"})
-
-# Tags whose *content* goes too (not just the tags): their text is script, CSS or foreign markup,
-# never prose.
-DROP_WITH_CONTENT: frozenset[str] = frozenset(
-    {
-        "script", "style", "svg", "math", "iframe", "object", "embed", "noscript", "template",
-        "textarea", "title", "xmp", "noembed", "noframes", "select", "applet",
-    }
-)
-
-# The placeholder the lead fills: `<span translate=no>_^_N_^_</span>`, byte for byte.
-PLACEHOLDER_RE = re.compile(r"<span translate=no>_\^_(\d+)_\^_</span>")
-
-_QUOTED_TRANSLATE_NO = '<span translate="no">'
 # C0 controls other than tab, newline, carriage return: never meaningful in prose, and some
 # parsers disagree about them.
 _C0 = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -130,4 +109,4 @@ def sanitize(
         cleaned = _clean(_C0.sub("", html))
     finally:
         _CALL.allowed = outer
-    return cleaned.replace(_QUOTED_TRANSLATE_NO, "<span translate=no>")
+    return canonical_placeholders(cleaned)

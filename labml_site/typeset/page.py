@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 from ..typeset import highlight
 from ..findings import Finding
 from .math import MathError, tex_to_mathml, typeset_page
+from ..read.markup import placeholder
 from ..read.prose import Placeholder, ProseBlock, fill, page_title, section_blocks
 from ..read.sections import ParsedSource, Section, SourceError, parse_source
 
@@ -424,7 +425,7 @@ _LINK_TAG_RE = re.compile(r"<a\b[^>]*>|</a>")
 
 def _inside_link(key: str, index: int) -> bool:
     """Whether placeholder `index` of `key` sits inside an `<a>` element."""
-    at = key.find(f"<span translate=no>_^_{index}_^_</span>")
+    at = key.find(placeholder(index))
     if at < 0:
         return False
     depth = 0

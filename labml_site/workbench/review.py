@@ -28,7 +28,7 @@ from ..read.safe_files import write_atomic
 from ..read.structure import discover, lang_prefix
 from ..render.localize import plain_text, valid_lists
 from ..translate.catalog import Catalog, Entry, check_file, is_sidecar
-from ..translate.checks import MAX_FILE_BYTES, ParsedFile, parse_translation_bytes, parse_translation_file
+from ..translate.files import MAX_FILE_BYTES, ParsedFile, parse_translation_bytes, parse_translation_file
 
 GIT_TIMEOUT = 60
 _HREF = re.compile(r'(<a\b[^>]*?\bhref=")([^"]*)(")')

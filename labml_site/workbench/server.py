@@ -14,8 +14,9 @@ Safety, in the order a request meets it:
   translation that passes the build's checks and sanitiser.
 
 Routes: `GET /` → the language's home page; `GET /__workbench/static/…` the editor's script and
-style; `GET /__workbench/api/page?url=U`; `GET /__workbench/api/build` (the build's number, which
-pages poll to follow a rebuild after an outside change); `POST /__workbench/api/{check,save,review}` with
+style, and `markup.js` (the prose vocabulary, generated from `read/markup.py`);
+`GET /__workbench/api/page?url=U`; `GET /__workbench/api/build` (the build's number, which pages
+poll to follow a rebuild after an outside change); `POST /__workbench/api/{check,save,review}` with
 `{"url", "key", "value", "expected"}`; anything else is a file of the built site.
 """
 from __future__ import annotations
@@ -31,16 +32,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from ..read import markup
 from ..read.structure import lang_prefix
 from .session import Refused, Session
 
 PREFIX = "/__workbench/"
 MAX_BODY = 1 << 20
 COOKIE = "labml_workbench"
-_STATIC = {"editor.js": "text/javascript; charset=utf-8", "editor.css": "text/css; charset=utf-8"}
+_STATIC = {"editor.js": "text/javascript; charset=utf-8", "editor.css": "text/css; charset=utf-8",
+           "markup.js": "text/javascript; charset=utf-8"}
 
 
 def _static(name: str) -> bytes:
+    if name == "markup.js":  # the prose vocabulary, generated from its one definition
+        return markup.javascript().encode("utf-8")
     return resources.files("labml_site.workbench").joinpath("static", name).read_bytes()
 
 
@@ -216,6 +221,7 @@ def _with_editor(body: bytes, token: str, page_url: str) -> bytes:
         f'<meta name="labml-workbench-token" content="{token}">'
         f'<meta name="labml-workbench-page" content="{_attr(page_url)}">'
         f'<link rel="stylesheet" href="{PREFIX}static/editor.css">'
+        f'<script src="{PREFIX}static/markup.js" defer></script>'
         f'<script src="{PREFIX}static/editor.js" defer></script>'
     ).encode()
     return body.replace(b"</head>", head + b"</head>", 1)

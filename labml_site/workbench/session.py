@@ -27,7 +27,9 @@ from ..read.structure import SourceFile, discover
 from ..render.localize import plain_text, valid_lists
 from ..translate import glossary, review_state
 from ..translate.catalog import Catalog, Entry, translation_path
-from ..translate.checks import MAX_VALUE_CHARS, EntryContext, run_entry_checks, visible_text
+from ..translate.checks import EntryContext, run_entry_checks
+from ..translate.files import MAX_VALUE_CHARS
+from ..translate.html_outline import visible_text
 from ..translate.extract import ConcurrentEdit, UnwritableFile, write_translation
 from ..typeset.page import PageData
 

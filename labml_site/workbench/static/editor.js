@@ -11,14 +11,17 @@ type, and Save. Keys:
   Tab / Shift+Tab select the next / previous run of words between tags and placeholders
   Escape          close the panel
 The editor holds the translation's HTML as text, with each placeholder as one non-editable chip:
-what is saved is exactly the text, with `<span translate=no>_^_N_^_</span>` for each chip. */
+what is saved is exactly the text, with the placeholder for each chip. The placeholder's form and
+pattern come from `markup.js`, generated from labml_site/read/markup.py and loaded first. */
 (function () {
   "use strict";
   var tokenMeta = document.querySelector('meta[name="labml-workbench-token"]');
   var pageMeta = document.querySelector('meta[name="labml-workbench-page"]');
   if (!tokenMeta || !pageMeta) return;
   var TOKEN = tokenMeta.content, PAGE = pageMeta.content;
-  var PH = /<span translate=no>_\^_(\d+)_\^_<\/span>/g;
+  var MARKUP = window.labmlMarkup;
+  if (!MARKUP) return;
+  var PH = MARKUP.placeholder.regExp();
   var state = null, current = null, editor = null, checkTimer = null, panel = null, bar = null;
 
   function api(path, body) {
@@ -148,7 +151,7 @@ what is saved is exactly the text, with `<span translate=no>_^_N_^_</span>` for 
       node.childNodes.forEach(function (n, i) {
         if (n.nodeType === 3) out.push(n.nodeValue);
         else if (n.nodeType === 1 && n.classList.contains("wb-ph")) {
-          out.push("<span translate=no>_^_" + n.getAttribute("data-n") + "_^_</span>");
+          out.push(MARKUP.placeholder.make(n.getAttribute("data-n")));
         } else if (n.nodeName === "BR") out.push("\n");
         else if (n.nodeType === 1) {  // a line the browser wrapped in a <div>
           if (n.nodeName === "DIV" && (i > 0 || !top)) out.push("\n");
