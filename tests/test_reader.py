@@ -83,8 +83,9 @@ def _toy_with_zh(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def test_a_translated_page_carries_the_plan_of_its_notebook(tmp_path):
-    """Other languages' notebooks are made from the page by site.js: the link names the English
-    file (for readers without JavaScript) and carries the cell plan of the English notebook."""
+    """Other languages' notebooks are made by site.js on click: the link names the English file
+    (for readers without JavaScript) and carries the cell plan of the English notebook and the
+    page's prose as Markdown."""
     from labml_site.render.notebooks import _plan, code_cells
     from labml_site.typeset.page import analyse
 
@@ -93,6 +94,15 @@ def test_a_translated_page_carries_the_plan_of_its_notebook(tmp_path):
     assert link["href"] == "../../toy/page.ipynb" and link.has_attr("download")
     plan = json.loads(link["data-notebook"])
     assert plan["name"] == "page.ipynb" and plan["title"] == "缩放分数"
+    # each section's prose as Markdown, made as page.md's is (render/markdown.py: one conversion),
+    # in one script per folder and language that the page loads when the link is clicked
+    assert plan["prose"] == {"src": "../_originals/toy/markdown.js", "page": "toy/page.html"}
+    script = (out / "zh/_originals/toy/markdown.js").read_text(encoding="utf-8")
+    assert script.startswith("window.labmlMarkdown = ") and script.endswith(";\n")
+    prose = [p for p in json.loads(script[len("window.labmlMarkdown = "):-2])["toy/page.html"] if p]
+    page_md = (out / "zh/toy/page.html.md").read_text(encoding="utf-8")
+    assert prose and all(p in page_md for p in prose)
+    assert any("在 softmax 之前除以$" in p for p in prose) and not any("<" in p for p in prose)
     data = analyse("toy/page.py", "toy/page.html", (src / "toy/page.py").read_text(encoding="utf-8"))
     assert [len(code) for code, _ in _plan(data.sections)] == [len(cell[0]) for cell in plan["cells"]]
     with_code = [i for i, s in enumerate(data.sections) if s.code]

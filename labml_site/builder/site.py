@@ -355,8 +355,9 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         if inputs.get("notebook"):  # the English file; other languages' made from the page
             context["notebook_href"] = relative_url(here, notebooks.notebook_path(rel))
             plan = site.heads[rel].notebook_plan
-            if lang != config.base_lang and plan:  # the title is the language's
-                context["notebook_plan"] = plan[:-1] + ',"title":' + json.dumps(inputs["title"], ensure_ascii=False) + "}"
+            if lang != config.base_lang and plan:  # the title is the language's, and its prose (a script)
+                own = {"title": inputs["title"], "prose": {"src": relative_url(here, inputs["markdown"]), "page": url}}
+                context["notebook_plan"] = plan[:-1] + "," + json.dumps(own, ensure_ascii=False, separators=(",", ":"))[1:]
     source = inputs.get("source_of")
     if source is not None:  # one page for every language: no language switcher
         context.update(alternates=[], languages=[])
@@ -434,6 +435,23 @@ def originals_path(folder: str) -> str:
     bilingual toggle of every translated page (one file per folder, not per page and language:
     each file a site writes costs as much as rendering a page; loaded when the reader asks)."""
     return f"{ORIGINALS_FOLDER}/{folder + '/' if folder else ''}originals.js"
+
+
+def markdown_path(folder: str) -> str:
+    """The script holding, in one language (under its folder), the prose of a folder's Python
+    pages as Markdown by page and section, for the notebooks site.js makes of translated pages
+    (loaded on click: in the page, it made them a fifth larger)."""
+    return f"{ORIGINALS_FOLDER}/{folder + '/' if folder else ''}markdown.js"
+
+
+def _markdown_js(site: _Site, folder: Folder, lang: str) -> str:
+    """Each of the folder's notebook pages' sections' prose in `lang` as Markdown (page.md's)."""
+    found = {p.url: _prose_markdown(site, p.rel, lang) for p in _with_notebooks(site, folder)}
+    return "window.labmlMarkdown = " + json.dumps(found, ensure_ascii=False, separators=(",", ":")) + ";\n"
+
+
+def _with_notebooks(site: _Site, folder: Folder) -> list[SourceFile]:
+    return [p for p in _with_originals(site, folder) if site.heads[p.rel].notebook]
 
 
 def _with_originals(site: _Site, folder: Folder) -> list[SourceFile]:
@@ -523,6 +541,15 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
             )
         if head.is_python:
             extra.update(source=True, notebook=head.notebook)
+            if head.notebook and lang != config.base_lang and head.has_sections:  # its prose, as Markdown
+                extra["markdown"] = prefix + markdown_path(file.folder)
+                if extra["markdown"] not in site.engine.outputs:
+                    folder = site.files.folders[file.folder]
+                    site.engine.output(
+                        extra["markdown"],
+                        Engine.key("markdown", lang, [(p.url, site.sections_token(p.rel, lang)) for p in _with_notebooks(site, folder)]),
+                        lambda folder=folder: _markdown_js(site, folder, lang), group=file.folder,
+                    )
             source_page = file.rel + ".html"  # one for every language: the code is the same
             if file.rel in site.prepared.kept:  # the last good page keeps its last source page
                 previous = site.engine.out / source_page

@@ -7,7 +7,8 @@ gathered into the Markdown cell above it, each piece under the first line of the
 
 The prose is the English Markdown as written (with `$…$` math, which Jupyter renders), written
 next to the page's `.py` file. Other languages' notebooks are no files: a translated page carries
-the cell plan (`browser_plan`) and its script makes the notebook from the page's own prose.
+the cell plan (`browser_plan`) and its sections' prose as Markdown (`render/markdown.py`, as for
+page.md), and its script makes the notebook from those and the page's code.
 """
 from __future__ import annotations
 
@@ -177,12 +178,11 @@ def _intro(page: PageData) -> str:
 
 
 def browser_plan(page: PageData) -> dict:
-    """How the page's script makes a translation's notebook from the page itself (site.js): the
-    file name, the intro cell, and per cell the sections whose code it holds and (section, quote)
-    for its prose, as `notebook` makes them. A notebook per language is then no file of its own
-    (the prose on the page is the translation), with the same cells as the English one. The
-    same for every language (the page adds its title); made with the analysis, which plans the
-    English notebook's cells anyway."""
+    """How the page's script makes a translation's notebook (site.js): the file name, the intro
+    cell, and per cell the sections whose code it holds and (section, quote) for its prose, as
+    `notebook` makes them. A notebook per language is then no file of its own, with the same cells
+    as the English one. The same for every language (the page adds its title and its sections'
+    prose as Markdown); made with the analysis, which plans the English notebook's cells anyway."""
     with_code = iter([i for i, s in enumerate(page.sections) if s.code])
     cells = []
     for code_parts, prose_parts in _plan(page.sections):

@@ -41,73 +41,23 @@
     block.appendChild(button);
   });
 
-  // A translation's notebook, made from the page when the reader asks for it (no file per
-  // language): the English notebook's cells (data-notebook says which sections make each), this
-  // page's prose as Markdown with TeX, the code exactly as on the page. Without JavaScript the
-  // link downloads the English notebook.
-  var SKIPPED = ["section-link", "old-anchor", "untranslated-marker", "original", "copy-button"];
-  function skipped(el) { return SKIPPED.some(function (c) { return el.classList.contains(c); }); }
-  function texOf(math) {
-    var tex = math.querySelector('annotation[encoding="application/x-tex"]');
-    return (tex ? tex.textContent : math.textContent).trim();
-  }
-  function inlineMarkdown(node) {
-    var out = "";
-    node.childNodes.forEach(function (n) {
-      if (n.nodeType === 3) { out += n.nodeValue.replace(/\s+/g, " "); return; }
-      if (n.nodeType !== 1 || skipped(n)) { return; }
-      var tag = n.tagName.toLowerCase();
-      if (tag === "math") { out += n.getAttribute("display") === "block" ? "\n\n$$\n" + texOf(n) + "\n$$\n\n" : "$" + texOf(n) + "$"; }
-      else if (tag === "code") { var fence = n.textContent.indexOf("`") >= 0 ? "``" : "`"; out += fence + n.textContent + fence; }
-      else if (tag === "em" || tag === "i") { out += "*" + inlineMarkdown(n) + "*"; }
-      else if (tag === "strong" || tag === "b") { out += "**" + inlineMarkdown(n) + "**"; }
-      else if (tag === "a") { out += "[" + inlineMarkdown(n).trim() + "](" + (n.getAttribute("href") || "") + ")"; }
-      else if (tag === "img") { out += "![" + (n.getAttribute("alt") || "") + "](" + (n.getAttribute("src") || "") + ")"; }
-      else if (tag === "br") { out += "  \n"; }
-      else if (/^(p|div|ul|ol|h[1-6]|pre|blockquote|table)$/.test(tag)) { out += "\n\n" + blockMarkdown(n).join("\n\n") + "\n\n"; }
-      else { out += inlineMarkdown(n); }
-    });
-    return out;
-  }
-  function blockMarkdown(node) {
-    var blocks = [];
-    function add(text) { text = text.replace(/\n{3,}/g, "\n\n").trim(); if (text) { blocks.push(text); } }
-    node.childNodes.forEach(function (n) {
-      if (n.nodeType === 3) { add(n.nodeValue); return; }
-      if (n.nodeType !== 1 || skipped(n)) { return; }
-      var tag = n.tagName.toLowerCase(), m = /^h([1-6])$/.exec(tag);
-      if (m) { add(new Array(+m[1] + 1).join("#") + " " + inlineMarkdown(n).trim()); }
-      else if (tag === "ul" || tag === "ol") {
-        var items = [];
-        n.querySelectorAll(":scope > li").forEach(function (li, i) {
-          var marker = tag === "ol" ? (i + 1) + ". " : "- ";
-          items.push(marker + inlineMarkdown(li).replace(/\n{3,}/g, "\n\n").trim().replace(/\n/g, "\n" + new Array(marker.length + 1).join(" ")));
-        });
-        add(items.join("\n"));
-      }
-      else if (tag === "pre") {
-        var code = n.textContent.replace(/\n$/, ""), fence = code.indexOf("```") >= 0 ? "````" : "```";
-        add(fence + (n.dataset.lang || "") + "\n" + code + "\n" + fence);
-      }
-      else if (tag === "blockquote") { add(blockMarkdown(n).join("\n\n").split("\n").map(function (l) { return l ? "> " + l : ">"; }).join("\n")); }
-      else if (tag === "div" || tag === "section") { blockMarkdown(n).forEach(add); }
-      else { add(inlineMarkdown(n)); }
-    });
-    return blocks;
-  }
+  // A translation's notebook, made when the reader asks for it (no file per page and language):
+  // the English notebook's cells (data-notebook says which sections make each), each section's
+  // prose as Markdown with TeX (made by the builder, as for page.md: one script per folder and
+  // language, loaded on the first click), the code exactly as on the page. Without JavaScript
+  // the link downloads the English notebook.
   function notebookLines(text) {  // nbformat's form: lines keeping their newline, but the last
     if (!text) { return []; }
     var parts = text.split("\n"), lines = parts.slice(0, -1).map(function (l) { return l + "\n"; });
     if (parts[parts.length - 1]) { lines.push(parts[parts.length - 1]); }
     return lines;
   }
-  function notebookOf(plan) {
+  function notebookOf(plan, markdown) {
     var sections = document.querySelectorAll(".page > .section"), cells = [];
     if (plan.intro) { cells.push({cell_type: "markdown", id: "intro", metadata: {}, source: notebookLines(plan.intro)}); }
     plan.cells.forEach(function (cell, i) {
       var prose = cell[1].map(function (part) {
-        var docs = sections[part[0]] && sections[part[0]].querySelector(".docs");
-        var text = docs ? blockMarkdown(docs).join("\n\n") : "";
+        var text = markdown[part[0]] || "";
         return text && part[1] ? part[1] + "\n\n" + text : text;
       }).filter(Boolean);
       if (prose.length) { cells.push({cell_type: "markdown", id: "c" + i + "-md", metadata: {}, source: notebookLines(prose.join("\n\n"))}); }
@@ -122,19 +72,30 @@
       cells: cells
     };
   }
+  function download(plan, markdown) {
+    var blob = new Blob([JSON.stringify(notebookOf(plan, markdown), null, 1) + "\n"], {type: "application/x-ipynb+json"});
+    var link = document.createElement("a");
+    link.href = URL.createObjectURL(blob);
+    link.download = plan.name;
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    setTimeout(function () { URL.revokeObjectURL(link.href); }, 60000);
+  }
   document.querySelectorAll("a[data-notebook]").forEach(function (a) {
     a.addEventListener("click", function (event) {
       var plan;
       try { plan = JSON.parse(a.dataset.notebook); } catch (e) { return; }  // the English file, then
+      if (!plan.prose) { return; }
       event.preventDefault();
-      var blob = new Blob([JSON.stringify(notebookOf(plan), null, 1) + "\n"], {type: "application/x-ipynb+json"});
-      var link = document.createElement("a");
-      link.href = URL.createObjectURL(blob);
-      link.download = plan.name;
-      document.body.appendChild(link);
-      link.click();
-      link.remove();
-      setTimeout(function () { URL.revokeObjectURL(link.href); }, 60000);
+      var ready = function () { download(plan, (window.labmlMarkdown || {})[plan.prose.page] || []); };
+      if (window.labmlMarkdown) { ready(); return; }
+      // a script, not a fetch, so that it loads from file:// too; if it cannot, the English file
+      var script = document.createElement("script");
+      script.src = plan.prose.src;
+      script.onload = ready;
+      script.onerror = function () { window.location.href = a.href; };
+      document.head.appendChild(script);
     });
   });
 
