@@ -203,7 +203,7 @@ def test_fuzzy_sidecar_change_shows(tmp_path):
     out = tmp_path / "site"
     build(config(src, tr, out))
     missing = analyse("toy/page.py", "toy/page.html", PAGE).keys[-1]
-    assert 'data-status="missing"' in text(out / "zh/toy/page.html")
+    assert 'data-status="untranslated"' in text(out / "zh/toy/page.html")
 
     write_json(tr / "toy/page.zh.fuzzy.json", {missing: {"suggestion": zh_value(missing), "from": "old"}})
     result = build(config(src, tr, out))

@@ -41,7 +41,7 @@ def test_new_language_gets_every_key_empty(tmp_path):
     assert sorted(result.pages[0].added) == sorted([TITLE, SCORES, SOFTMAX])
     assert not fuzzy_path(path).exists() and not stale_path(path).exists()
     catalog = Catalog.load(path, "ja")
-    assert {catalog.lookup(k).status for k in (TITLE, SCORES, SOFTMAX)} == {"missing"}
+    assert {catalog.verdict(k).state for k in (TITLE, SCORES, SOFTMAX)} == {"untranslated"}
 
 
 def test_output_format_is_stable_utf8_sorted_indent_2(tmp_path):
@@ -78,8 +78,8 @@ def test_changed_english_gets_a_fuzzy_suggestion_and_the_old_entry_goes_stale(tm
     assert read(stale_path(path)) == {SCORES: [SCORES_ZH]}
     assert result.pages[0].fuzzy == [SCORES_EDITED] and result.pages[0].stale == [SCORES]
     catalog = Catalog.load(path, "zh")
-    assert catalog.lookup(SCORES_EDITED).status == "fuzzy"  # suggested, never rendered
-    assert catalog.lookup(SCORES_EDITED).html is None
+    assert catalog.verdict(SCORES_EDITED).state == "fuzzy"  # suggested, never rendered
+    assert catalog.verdict(SCORES_EDITED).html is None
 
 
 def test_unrelated_new_text_gets_no_suggestion(tmp_path):
@@ -121,7 +121,7 @@ def test_a_person_confirms_by_writing_the_main_value(tmp_path):
     assert read(path) == {SCORES_EDITED: reviewed}
     assert not fuzzy_path(path).exists()  # the suggestion is done with
     assert read(stale_path(path)) == {SCORES: [SCORES_ZH]}  # the old translation is still kept
-    assert Catalog.load(path, "zh").lookup(SCORES_EDITED).status == "translated"
+    assert Catalog.load(path, "zh").verdict(SCORES_EDITED).state == "translated"
 
 
 def test_confirm_moves_reviewed_suggestions_into_the_main_file(tmp_path):
@@ -205,7 +205,7 @@ def test_escaped_lone_surrogate_survives_a_rewrite(tmp_path):
     path.write_text('{"t": "a\\udc80b"}', encoding="utf-8")
     extract({PAGE: ["t", TITLE]}, tmp_path, "zh")
     assert read(path) == {"t": "a\udc80b", TITLE: ""}
-    assert Catalog.load(path, "zh").lookup("t").status == "invalid"
+    assert Catalog.load(path, "zh").verdict("t").state == "invalid"
 
 
 def test_pages_not_listed_are_not_touched(tmp_path):

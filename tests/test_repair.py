@@ -80,7 +80,7 @@ def test_check_reports_repairs_with_file_and_line(tmp_path):
     (f,) = check_file(path, "zh")
     assert (f.severity, f.code, f.line, f.path) == ("warning", "repaired", 2, str(path))
     catalog = Catalog.load(path, "zh")
-    assert catalog.lookup("<p>Title</p>\n").html == "<p>标题。</p>\n"
+    assert catalog.verdict("<p>Title</p>\n").html == "<p>标题。</p>\n"
 
 
 def test_fix_file_writes_repairs_back_and_keeps_the_rest(tmp_path):
@@ -104,8 +104,8 @@ def test_blocks_whose_english_did_not_change_keep_their_translation(tmp_path):
              '<li><a href="noam.html">诺姆</a> </li></ul>\n')
     path = tmp_path / "readme.zh.json"
     path.write_text(json.dumps({old: value}, ensure_ascii=False, indent=2), "utf-8")
-    result = Catalog.load(path, "zh").lookup(new)
-    assert result.status == "translated"
+    result = Catalog.load(path, "zh").verdict(new)
+    assert result.state == "repaired"  # shown, but made from another entry: the file should be updated
     assert "<h1>优化器</h1>" in result.html and "亚当" in result.html and "诺姆" in result.html
     assert 'class="untranslated"' in result.html and "Sophia" in result.html
     (note,) = result.findings
@@ -118,18 +118,18 @@ def test_an_entry_of_one_block_translates_that_block_of_a_longer_key(tmp_path):
     path.write_text(json.dumps({"<h3>VGG model</h3>\n": "<h3>VGG モデル</h3>\n", "<p> </p>\n": "<p></p>\n"},
                                ensure_ascii=False, indent=2), "utf-8")
     catalog = Catalog.load(path, "ja")
-    result = catalog.lookup("<h3>VGG model</h3>\n<p>This derives from it.</p>\n")
-    assert result.status == "translated" and result.html.startswith("<h3>VGG モデル</h3>\n")
+    result = catalog.verdict("<h3>VGG model</h3>\n<p>This derives from it.</p>\n")
+    assert result.state == "repaired" and result.html.startswith("<h3>VGG モデル</h3>\n")
     assert 'class="untranslated"' in result.html and "This derives from it." in result.html
     assert result.findings[0].code == "partly-translated"
     # a known block without words (`<p> </p>`) translates nothing: the key stays missing
-    assert catalog.lookup("<p>New text.</p>\n<p> </p>\n").status == "missing"
+    assert catalog.verdict("<p>New text.</p>\n<p> </p>\n").state == "untranslated"
 
 
 def test_nothing_in_common_stays_missing(tmp_path):
     path = tmp_path / "p.zh.json"
     path.write_text(json.dumps({"<h1>A</h1>\n<p>B</p>\n": "<h1>甲</h1>\n<p>乙</p>\n"}, ensure_ascii=False), "utf-8")
-    assert Catalog.load(path, "zh").lookup("<h1>C</h1>\n<p>D</p>\n").status == "missing"
+    assert Catalog.load(path, "zh").verdict("<h1>C</h1>\n<p>D</p>\n").state == "untranslated"
 
 
 def test_check_fix_from_the_command_line(tmp_path):
@@ -180,9 +180,9 @@ def test_a_translation_written_for_the_original_numbered_list_key_is_used(tmp_pa
     assert legacy_key(ours) == original and legacy_key("<p>x</p>\n") is None
     path = tmp_path / "game.zh.json"
     path.write_text(json.dumps({original: "<p>我们做：</p>\n<p>1. 应用 2. 堆叠</p>\n"}, ensure_ascii=False), "utf-8")
-    result = Catalog.load(path, "zh").lookup(ours)
+    result = Catalog.load(path, "zh").verdict(ours)
     # the translation keeps the numbers: shown as the list our page has
-    assert result.status == "translated" and result.html == "<p>我们做：</p>\n<ol><li>应用</li>\n<li>堆叠</li></ol>\n"
+    assert result.state == "translated" and result.html == "<p>我们做：</p>\n<ol><li>应用</li>\n<li>堆叠</li></ol>\n"
 
 
 def test_a_numbered_paragraph_translation_is_made_a_list_only_where_its_numbers_are_found(tmp_path):
@@ -200,7 +200,7 @@ def test_a_numbered_paragraph_translation_is_made_a_list_only_where_its_numbers_
     for value, shown in values.items():
         path = tmp_path / "game.zh.json"
         path.write_text(json.dumps({legacy_key(ours): value}, ensure_ascii=False), "utf-8")
-        assert Catalog.load(path, "zh").lookup(ours).html == shown
+        assert Catalog.load(path, "zh").verdict(ours).html == shown
 
 
 def test_a_translation_written_for_the_original_link_of_a_bare_bracket_is_used_without_the_link(tmp_path):
@@ -214,8 +214,8 @@ def test_a_translation_written_for_the_original_link_of_a_bare_bracket_is_used_w
     path = tmp_path / "shape.zh.json"
     path.write_text(json.dumps({original: f'<p>{PH.format(0)}的形状为<a href="rows, cols">行、列</a>，'
                                           '<a href="1...2">1...2</a></p>\n'}, ensure_ascii=False), "utf-8")
-    result = Catalog.load(path, "zh").lookup(ours)
-    assert result.status == "translated"
+    result = Catalog.load(path, "zh").verdict(ours)
+    assert result.state == "translated"
     assert result.html == f"<p>{PH.format(0)}的形状为[行、列]，[1...2]</p>\n"  # no link that goes nowhere
 
 
@@ -226,8 +226,8 @@ def test_a_title_translated_for_the_original_key_with_the_spaces_after_the_hash_
     path = tmp_path / "readme.zh.json"
     path.write_text(json.dumps({" Patches": " 补丁"}, ensure_ascii=False), "utf-8")
     catalog = Catalog.load(path, "zh")
-    assert catalog.lookup("Patches").html == "补丁"
-    assert catalog.lookup(" Patches").html == " 补丁"  # (its own key: as written)
+    assert catalog.verdict("Patches").html == "补丁"
+    assert catalog.verdict(" Patches").html == " 补丁"  # (its own key: as written)
 
 
 def test_a_block_whose_links_moved_keeps_its_translation_with_the_new_targets(tmp_path):
@@ -236,7 +236,7 @@ def test_a_block_whose_links_moved_keeps_its_translation_with_the_new_targets(tm
     path = tmp_path / "e.zh.json"
     path.write_text(json.dumps({old: '<p>设备。<a href="https://docs.example/device.html">DeviceConfigs</a> 选一个。</p>\n'},
                                ensure_ascii=False), "utf-8")
-    result = Catalog.load(path, "zh").lookup(new)
-    assert result.status == "translated" and 'href="../device.html"' in result.html and "设备" in result.html
+    result = Catalog.load(path, "zh").verdict(new)
+    assert result.state == "repaired" and 'href="../device.html"' in result.html and "设备" in result.html
     assert result.findings[0].code == "links-moved"
-    assert Catalog.load(path, "zh").lookup(new.replace("picks one", "picks two")).status == "missing"
+    assert Catalog.load(path, "zh").verdict(new.replace("picks one", "picks two")).state == "untranslated"

@@ -150,7 +150,7 @@ def test_translation_files_that_are_not_plain_files_are_refused_without_blocking
     catalog = Catalog.load(main, "zh", root=tr)
     findings = check_file(main, "zh", {TITLE_KEY}, root=tr)
     assert time.monotonic() - started < 5
-    assert catalog.entries == {} and catalog.lookup(TITLE_KEY).status == "missing"
+    assert catalog.entries == {} and catalog.verdict(TITLE_KEY).state == "untranslated"
     codes = {f.code for f in findings}
     expected = {"oversize": "file-too-large"}.get(kind, "not-a-regular-file")
     assert codes == {expected}, findings
@@ -320,7 +320,7 @@ def test_an_oversize_value_is_refused_with_its_line(tmp_path, monkeypatch):
     main.write_text('{\n  "a": "b",\n  "' + TITLE_KEY + '": "' + "长" * 101 + '"\n}\n', encoding="utf-8")
     findings = [f for f in check_file(main, "zh") if f.code == "value-too-large"]
     assert [(f.line, f.key) for f in findings] == [(3, TITLE_KEY)]
-    assert Catalog.load(main, "zh").lookup(TITLE_KEY).status == "invalid"
+    assert Catalog.load(main, "zh").verdict(TITLE_KEY).state == "invalid"
 
 
 def test_the_quadratic_placeholder_value_is_cheap_and_still_refused(tmp_path):

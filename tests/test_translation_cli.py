@@ -53,7 +53,7 @@ def test_extract_translate_check_stats_build(tmp_path, capsys):
     assert run(tmp_path, "stats", "--json", "--langs", "en,ja") == 0
     stats = json.loads(capsys.readouterr().out)
     row = next(r for r in stats["pages"] if r["page"] == "t/page")
-    assert (row["lang"], row["blocks"], row["translated"], row["invalid"], row["missing"]) == ("ja", 4, 2, 1, 1)
+    assert (row["lang"], row["blocks"], row["translated"], row["invalid"], row["untranslated"]) == ("ja", 4, 2, 1, 1)
 
     assert run(tmp_path, "build", "--langs", "en,ja", "-q") == 0
     page = BeautifulSoup((tmp_path / "site/ja/t/page.html").read_text(encoding="utf-8"), "html.parser")
@@ -79,7 +79,7 @@ def test_a_redirect_page_counts_as_a_page_in_stats_check_and_extract(tmp_path, c
     assert run(tmp_path, "stats", "--json", "--langs", "en,ja") == 0
     stats = json.loads(capsys.readouterr().out)
     row = next(r for r in stats["pages"] if r["page"] == "t/old")
-    assert (row["lang"], row["blocks"], row["translated"], row["missing"], row["stale"]) == ("ja", 2, 1, 1, 0)
+    assert (row["lang"], row["blocks"], row["translated"], row["untranslated"], row["stale"]) == ("ja", 2, 1, 1, 0)
     total = next(r for r in stats["totals"] if r["lang"] == "ja")
     assert total["blocks"] == 4 + 2  # the page's four keys and the redirect page's two
     assert run(tmp_path, "check", "--langs", "en,ja") == 0

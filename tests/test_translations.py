@@ -69,31 +69,31 @@ def zh(tmp_path) -> Catalog:
 def test_missing_file_is_an_empty_catalog(tmp_path):
     catalog = Catalog.load(tmp_path / "nothing.ru.json", "ru")
     assert (catalog.entries, catalog.fuzzy, catalog.findings) == ({}, {}, [])
-    assert catalog.lookup(SOFTMAX_KEY).status == "missing"
+    assert catalog.verdict(SOFTMAX_KEY).state == "untranslated"
 
 
 def test_translated_lookup_keeps_placeholders_byte_for_byte(zh):
-    result = zh.lookup(SOFTMAX_KEY)
-    assert result.status == "translated" and result.ok
+    result = zh.verdict(SOFTMAX_KEY)
+    assert result.state == "translated" and result.shown
     assert result.html == SOFTMAX_ZH  # nothing to sanitize away in a clean translation
     assert LEAD_REGEX.findall(result.html) == ["0", "1"]
 
 
 def test_reordered_placeholders_are_fine(tmp_path):
     catalog = Catalog.load(write(tmp_path / "a.ru.json", {SOFTMAX_KEY: SOFTMAX_RU}), "ru")
-    result = catalog.lookup(SOFTMAX_KEY)
-    assert result.status == "translated"
+    result = catalog.verdict(SOFTMAX_KEY)
+    assert result.state == "translated"
     assert LEAD_REGEX.findall(result.html) == ["1", "0"]
 
 
 def test_links_get_rel_and_keep_their_target(zh):
-    html = zh.lookup(LINK_KEY).html
+    html = zh.verdict(LINK_KEY).html
     assert 'href="https://arxiv.org/abs/1706.03762"' in html and 'rel="noopener noreferrer"' in html
 
 
 def test_invalid_entry_renders_nothing_and_says_why(zh):
-    result = zh.lookup(MASK_KEY)
-    assert (result.status, result.html) == ("invalid", None)
+    result = zh.verdict(MASK_KEY)
+    assert (result.state, result.html) == ("invalid", None)
     error = result.findings[0]
     assert (error.severity, error.code) == ("error", "placeholder-missing")
     assert error.path == zh.path and error.line == 4 and error.key == MASK_KEY
@@ -103,8 +103,8 @@ def test_invalid_entry_renders_nothing_and_says_why(zh):
 
 def test_a_stray_tag_is_repaired_and_reported(tmp_path):
     catalog = Catalog.load(write(tmp_path / "a.zh.json", {MASK_KEY: MASK_ZH_STRAY}), "zh")
-    result = catalog.lookup(MASK_KEY)
-    assert result.status == "translated"
+    result = catalog.verdict(MASK_KEY)
+    assert result.state == "repaired" and result.shown
     assert result.html == "<p>应用掩码<span translate=no>_^_0_^_</span></p>\n"
     (note,) = [f for f in result.findings if f.code == "repaired"]
     assert note.severity == "warning" and note.line == 2 and "</a>" in note.message
@@ -115,20 +115,20 @@ def test_key_line_numbers_are_recorded(zh):
 
 
 def test_plain_text_value_comes_back_as_html_text(zh):
-    result = zh.lookup(TITLE_KEY)
-    assert result.status == "translated" and result.html == TITLE_ZH
+    result = zh.verdict(TITLE_KEY)
+    assert result.state == "translated" and result.html == TITLE_ZH
     catalog = Catalog.load(write(Path(zh.path), {TITLE_KEY: "注意力 & softmax"}), "zh")
-    assert catalog.lookup(TITLE_KEY).html == "注意力 &amp; softmax"
+    assert catalog.verdict(TITLE_KEY).html == "注意力 &amp; softmax"
 
 
 def test_unknown_key_is_missing(zh):
-    assert zh.lookup("<p>Something else</p>\n") == translations.Lookup("missing", None)
+    assert zh.verdict("<p>Something else</p>\n") == translations.UNTRANSLATED
 
 
 def test_empty_value_is_missing_never_empty_html(tmp_path):
     catalog = Catalog.load(write(tmp_path / "a.zh.json", {SOFTMAX_KEY: "", LINK_KEY: "  \n"}), "zh")
-    assert catalog.lookup(SOFTMAX_KEY).status == "missing"
-    assert catalog.lookup(LINK_KEY).status == "missing"
+    assert catalog.verdict(SOFTMAX_KEY).state == "untranslated"
+    assert catalog.verdict(LINK_KEY).state == "untranslated"
 
 
 def test_fuzzy_suggestions_load_and_never_render(tmp_path):
@@ -139,10 +139,10 @@ def test_fuzzy_suggestions_load_and_never_render(tmp_path):
     assert catalog.fuzzy[SOFTMAX_KEY].value == SOFTMAX_ZH
     assert catalog.fuzzy[SOFTMAX_KEY].previous == old_key
     assert catalog.fuzzy[SOFTMAX_KEY].line == 2
-    assert catalog.lookup(SOFTMAX_KEY) == translations.Lookup("fuzzy", None)
+    assert catalog.verdict(SOFTMAX_KEY) == translations.FUZZY
     # once a person writes the translation into the main file, it wins over the suggestion
     write(main, {SOFTMAX_KEY: SOFTMAX_ZH})
-    assert Catalog.load(main, "zh").lookup(SOFTMAX_KEY).status == "translated"
+    assert Catalog.load(main, "zh").verdict(SOFTMAX_KEY).state == "translated"
 
 
 def test_broken_json_means_nothing_is_used(tmp_path):
@@ -150,7 +150,7 @@ def test_broken_json_means_nothing_is_used(tmp_path):
     catalog = Catalog.load(path, "zh")
     assert [f.code for f in catalog.findings] == ["json-syntax"]
     assert catalog.findings[0].line == 3
-    assert catalog.entries == {} and catalog.lookup("<p>x</p>").status == "missing"
+    assert catalog.entries == {} and catalog.verdict("<p>x</p>").state == "untranslated"
 
 
 def test_non_object_file(tmp_path):
@@ -162,61 +162,61 @@ def test_bom_is_reported_but_the_file_is_used(tmp_path):
     path = write(tmp_path / "a.zh.json", b"\xef\xbb\xbf" + json.dumps({TITLE_KEY: TITLE_ZH}).encode())
     catalog = Catalog.load(path, "zh")
     assert [f.code for f in catalog.findings] == ["bom"]
-    assert catalog.lookup(TITLE_KEY).status == "translated"
+    assert catalog.verdict(TITLE_KEY).state == "translated"
 
 
 def test_duplicate_keys_with_different_values_are_invalid(tmp_path):
     text = '{\n "<p>x</p>": "<p>甲</p>",\n "<p>x</p>": "<p>乙</p>",\n "<p>y</p>": "<p>丙</p>",\n "<p>y</p>": "<p>丙</p>"\n}'
     catalog = Catalog.load(write(tmp_path / "a.zh.json", text), "zh")
     assert [(f.severity, f.line) for f in catalog.findings] == [("error", 3), ("warning", 5)]
-    x = catalog.lookup("<p>x</p>")
-    assert x.status == "invalid" and x.findings[0].code == "duplicate-key"
-    assert catalog.lookup("<p>y</p>").status == "translated"
+    x = catalog.verdict("<p>x</p>")
+    assert x.state == "invalid" and x.findings[0].code == "duplicate-key"
+    assert catalog.verdict("<p>y</p>").state == "translated"
 
 
 def test_non_string_value_is_invalid_not_missing(tmp_path):
     catalog = Catalog.load(write(tmp_path / "a.zh.json", '{"<p>x</p>": 42, "<p>y</p>": null}'), "zh")
-    assert catalog.lookup("<p>x</p>").status == "invalid"
-    assert catalog.lookup("<p>y</p>").findings[0].code == "not-a-string"
+    assert catalog.verdict("<p>x</p>").state == "invalid"
+    assert catalog.verdict("<p>y</p>").findings[0].code == "not-a-string"
 
 
 def test_bad_bytes_spoil_only_their_entry(tmp_path):
     data = b'{\n "<p>x</p>": "<p>\xe7\x94\xb2</p>",\n "<p>y</p>": "<p>\xff</p>"\n}'
     catalog = Catalog.load(write(tmp_path / "a.zh.json", data), "zh")
     assert [(f.code, f.line) for f in catalog.findings] == [("not-utf8", 3)]
-    assert catalog.lookup("<p>x</p>").html == "<p>甲</p>"
-    assert catalog.lookup("<p>y</p>").status == "invalid"
+    assert catalog.verdict("<p>x</p>").html == "<p>甲</p>"
+    assert catalog.verdict("<p>y</p>").state == "invalid"
 
 
 def test_lookup_is_cached_and_checks_run_once_per_key(zh, monkeypatch):
     calls = []
     real = repair.run_entry_checks
     monkeypatch.setattr(repair, "run_entry_checks", lambda ctx: calls.append(ctx.key) or real(ctx))
-    first = zh.lookup(SOFTMAX_KEY)
-    assert zh.lookup(SOFTMAX_KEY) is first
-    zh.lookup(MASK_KEY)
+    first = zh.verdict(SOFTMAX_KEY)
+    assert zh.verdict(SOFTMAX_KEY) is first
+    zh.verdict(MASK_KEY)
     seen = len(calls)
-    zh.lookup(MASK_KEY)
+    zh.verdict(MASK_KEY)
     # a failing value is checked again once repaired, and never again after that
     assert calls[:2] == [SOFTMAX_KEY, MASK_KEY] and len(calls) == seen == 3
 
 
 def test_sanitizer_damaging_placeholders_makes_the_entry_invalid(zh, monkeypatch):
     monkeypatch.setattr(repair, "sanitize", lambda html, **kw: PLACEHOLDER_RE.sub("", html))
-    result = zh.lookup(SOFTMAX_KEY)
-    assert result.status == "invalid" and result.findings[0].code == "sanitizer-changed"
+    result = zh.verdict(SOFTMAX_KEY)
+    assert result.state == "invalid" and result.findings[0].code == "sanitizer-changed"
 
 
 def test_quoted_translate_attribute_is_normalised_for_the_lead(tmp_path):
     value = SOFTMAX_ZH.replace("translate=no", 'translate="no"')
     catalog = Catalog.load(write(tmp_path / "a.zh.json", {SOFTMAX_KEY: value}), "zh")
-    assert catalog.lookup(SOFTMAX_KEY).html == SOFTMAX_ZH
+    assert catalog.verdict(SOFTMAX_KEY).html == SOFTMAX_ZH
 
 
 def test_warnings_travel_with_translated_lookups(tmp_path):
     catalog = Catalog.load(write(tmp_path / "a.zh.json", {SOFTMAX_KEY: SOFTMAX_KEY}), "zh")
-    result = catalog.lookup(SOFTMAX_KEY)
-    assert result.status == "translated" and [f.code for f in result.findings] == ["untranslated"]
+    result = catalog.verdict(SOFTMAX_KEY)
+    assert result.state == "translated" and [f.code for f in result.findings] == ["untranslated"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -265,18 +265,20 @@ def test_paths(tmp_path):
 def test_coverage_counts_every_state(tmp_path):
     main = write(
         tmp_path / "mha.zh.json",
-        {SOFTMAX_KEY: SOFTMAX_ZH, MASK_KEY: MASK_ZH_BROKEN, LINK_KEY: "", "<p>gone</p>\n": "<p>没了</p>\n"},
+        {SOFTMAX_KEY: SOFTMAX_ZH, MASK_KEY: MASK_ZH_BROKEN, LINK_KEY: "", "<p>gone</p>\n": "<p>没了</p>\n",
+         TITLE_KEY: "注意力", "<p>Stray</p>\n": "<p>多余</p>\n</a>"},
     )
     write(fuzzy_path(main), {LINK_KEY: {"suggestion": LINK_ZH, "from": "<p>old</p>\n"}})
-    keys = {"mha": [SOFTMAX_KEY, MASK_KEY, LINK_KEY, TITLE_KEY, SOFTMAX_KEY], "other": [TITLE_KEY]}
+    keys = {"mha": [SOFTMAX_KEY, MASK_KEY, LINK_KEY, TITLE_KEY, SOFTMAX_KEY, "<p>Stray</p>\n", "<p>New</p>\n"],
+            "other": [TITLE_KEY]}
     stats = coverage(keys, {"mha": Catalog.load(main, "zh")})
     mha, other = stats
-    assert (mha.page, mha.lang, mha.blocks, mha.translated, mha.fuzzy, mha.missing, mha.invalid,
-            mha.stale) == ("mha", "zh", 4, 1, 1, 1, 1, 1)
-    assert mha.percent == 25.0
-    assert (other.blocks, other.missing, other.translated) == (1, 1, 0)
+    assert (mha.page, mha.lang, mha.blocks, mha.translated, mha.repaired, mha.fuzzy, mha.untranslated, mha.invalid,
+            mha.stale) == ("mha", "zh", 6, 2, 1, 1, 1, 1, 1)
+    assert mha.shown == 3 and mha.percent == 50.0  # a repaired entry is shown
+    assert (other.blocks, other.untranslated, other.translated) == (1, 1, 0)
     total = totals(stats)
-    assert len(total) == 2 and sum(t.blocks for t in total) == 5  # "" lang for the catalog-less page
+    assert len(total) == 2 and sum(t.blocks for t in total) == 7  # "" lang for the catalog-less page
 
 
 def test_stats_rendering(tmp_path):
@@ -284,9 +286,9 @@ def test_stats_rendering(tmp_path):
     stats = coverage({"mha": [SOFTMAX_KEY, LINK_KEY]}, {"mha": Catalog.load(main, "ru")})
     text = render_text(stats)
     lines = text.splitlines()
-    assert lines[0].split() == ["page", "lang", "blocks", "translated", "%", "fuzzy", "missing",
+    assert lines[0].split() == ["page", "lang", "blocks", "translated", "repaired", "%", "fuzzy", "untranslated",
                                 "invalid", "stale", "reviewed"]
-    assert lines[1].split() == ["mha", "ru", "2", "1", "50", "0", "1", "0", "0", "0"]
+    assert lines[1].split() == ["mha", "ru", "2", "1", "0", "50", "0", "1", "0", "0", "0"]
     assert lines[-1].split()[:4] == ["TOTAL", "ru", "2", "1"]
     data = json.loads(render_json(stats))
     assert data["pages"][0]["translated"] == 1 and data["pages"][0]["percent"] == 50.0

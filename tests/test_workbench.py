@@ -33,7 +33,7 @@ def test_page_state_lists_blocks_with_states_glossary_and_stale(editor):
     keys = [b["key"] for b in data["blocks"]]
     assert keys[:2] == ["Scaled attention", "How scores are scaled."] and HEADING in keys and QUERY in keys
     heading = next(b for b in data["blocks"] if b["key"] == HEADING)
-    assert heading["status"] == "missing" and heading["section"]
+    assert heading["status"] == "untranslated" and heading["section"]
     assert "<math" in heading["english"] and "<math" in heading["placeholders"][0]
     assert [t["expected"] for t in heading["glossary"]] == [["注意力"]]
     query = next(b for b in data["blocks"] if b["key"] == QUERY)
@@ -255,7 +255,7 @@ def test_states_fuzzy_and_invalid_and_a_save_confirms_the_suggestion(tmp_path):
     assert by_key[SCALE]["html"] == by_key[SCALE]["english"]  # the page shows the English
     assert by_key[QUERY]["status"] == "fuzzy"
     assert by_key[QUERY]["suggestion"] == {"value": "<p>查询和键给出分数 </p>\n", "from": "<p>The query and the key give a score </p>\n"}
-    assert state["counts"] == {"missing": 3, "invalid": 1, "fuzzy": 1}
+    assert state["counts"] == {"translated": 0, "repaired": 0, "fuzzy": 1, "untranslated": 3, "invalid": 1, "stale": 0}
 
     result = session.save("tut/page.html", QUERY, "<p>查询和键给出分数 </p>\n", "")
     assert result["block"]["status"] == "translated"
@@ -289,22 +289,27 @@ _P0 = "<span translate=no>_^_0_^_</span>"
     (HEADING, "", "empty-value"),
 ])
 def test_the_editor_runs_the_same_checks_as_check(editor, key, value, code):
-    """What the editor shows inline is exactly what `check` reports for the same value."""
-    from labml_site.translate.checks import check_entry
-    from labml_site.translate.repair import review
+    """What the editor shows inline is exactly what `check` reports for the same value in a
+    file: the one verdict (`Catalog.verdict`). A value the page would show only repaired is not
+    saved (its repaired form is offered), nor one it refuses."""
+    from labml_site.translate.catalog import check_file
+    from labml_site.translate.verdict import judge
 
     root, _session, client, _ = editor
     status, data = client.json("POST", "/__workbench/api/check", {"url": "tut/page.html", "key": key, "value": value})
     assert status == 200
     shown = sorted(f["code"] for f in data["findings"])
-    # `check` reviews a value as the build does: a benign defect is repaired (a `repaired`
-    # warning naming the check), the rest are the checks' own findings
-    reported = review(key, value, str(_file(root)), 0, "zh").findings if value else check_entry(key, value, path=str(_file(root)), lang="zh")
-    expected = sorted(f.code for f in reported)
+    alone = root / "tr/tut/alone.zh.json"  # beside the page's file: the same glossary applies
+    alone.write_text(json.dumps({key: value}, ensure_ascii=False), encoding="utf-8")
+    try:
+        assert shown == sorted(f.code for f in check_file(alone, "zh"))
+    finally:
+        alone.unlink()
     named = shown + [f["message"].split(")")[0][len("repaired ("):] for f in data["findings"] if f["code"] == "repaired"]
-    assert code in named and shown == expected
-    errors = any(f.severity == "error" for f in reported)
-    assert data["saveable"] is not errors
+    assert code in named
+    state = judge(key, value).state
+    assert data["status"] == state and data["saveable"] is (state in ("translated", "untranslated"))
+    assert (data["repaired"] is not None) is (state == "repaired" and judge(key, value).repaired is not None)
 
 
 def test_a_page_without_a_file_and_a_fuzzy_entry_with_a_note(tmp_path):
@@ -314,7 +319,7 @@ def test_a_page_without_a_file_and_a_fuzzy_entry_with_a_note(tmp_path):
     (tmp_path / "tr/tut/page.zh.json").unlink()
     session = Session(config, "zh")
     session.rebuild()
-    assert {b["status"] for b in session.page_state("tut/page.html")["blocks"]} == {"missing"}
+    assert {b["status"] for b in session.page_state("tut/page.html")["blocks"]} == {"untranslated"}
     session.save("tut/page.html", "Scaled attention", "缩放注意力", "")
     assert json.loads((tmp_path / "tr/tut/page.zh.json").read_text(encoding="utf-8")) == {"Scaled attention": "缩放注意力"}
     # A fuzzy entry with a reviewer's own field is a person's writing: kept as it is.

@@ -39,7 +39,7 @@ def test_translate_a_block_with_the_keyboard(browser, editor):
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     errors = _ready(page, url)
     assert page.locator(".wb-block").count() == 3
-    assert page.locator('.wb-block[data-status="missing"]').count() == 3
+    assert page.locator('.wb-block[data-status="untranslated"]').count() == 3
 
     page.keyboard.press("Alt+n")  # the first untranslated block of the page
     page.wait_for_selector(".wb-editor")
@@ -105,7 +105,7 @@ def test_checks_and_glossary_shown_inline_and_an_invalid_value_not_saved(browser
     page.keyboard.press("Control+s")
     page.wait_for_selector('.wb-message[data-kind="error"]', timeout=5000)
     assert (root / "tr/tut/page.zh.json").read_bytes() == before
-    assert page.locator('.wb-block[data-index="4"]').get_attribute("data-status") == "missing"
+    assert page.locator('.wb-block[data-index="4"]').get_attribute("data-status") == "untranslated"
     assert not errors
     page.close()
 

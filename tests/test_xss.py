@@ -48,7 +48,7 @@ def test_carriers_are_valid_without_a_payload(tmp_path):
     for _, key, value in carriers(""):
         assert [f for f in check_entry(key, value) if f.severity == "error"] == []
         catalog = _catalog(tmp_path, key, value)
-        assert catalog.lookup(key).status == "translated"
+        assert catalog.verdict(key).state == "translated"
 
 
 def _catalog(tmp_path: Path, key: str, value: str) -> Catalog:
@@ -71,8 +71,8 @@ def catalog_of_all_vectors(tmp_path_factory) -> tuple[Catalog, dict[tuple[str, s
 
 @pytest.mark.parametrize("name, where, key, value", CASES, ids=IDS)
 def test_lookup_refuses_every_vector(catalog_of_all_vectors, name, where, key, value):
-    result = catalog_of_all_vectors[(name, where)].lookup(key)
-    assert result.status == "invalid", f"{name} was accepted in {where}: {result.html!r}"
+    result = catalog_of_all_vectors[(name, where)].verdict(key)
+    assert result.state == "invalid", f"{name} was accepted in {where}: {result.html!r}"
     assert result.html is None
     assert any(f.severity == "error" for f in result.findings)
 
@@ -121,8 +121,8 @@ def test_sanitizer_keeps_the_placeholders_before_the_payload(name, where, key, v
 @pytest.mark.parametrize("name, payload", TEXT_ONLY, ids=[n for n, _ in TEXT_ONLY])
 def test_escaped_markup_stays_text(tmp_path, name, payload):
     key, value = SIMPLE_KEY, carriers(payload)[0][2]
-    result = _catalog(tmp_path, key, value).lookup(key)
-    assert result.status == "translated"
+    result = _catalog(tmp_path, key, value).verdict(key)
+    assert result.state == "translated"
     assert unsafe_reasons(result.html) == []
     soup = BeautifulSoup(result.html, "html5lib")
     assert [el.name for el in soup.body.find_all(True)] == ["p", "span"]

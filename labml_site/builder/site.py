@@ -36,7 +36,9 @@ from ..typeset import linking
 from ..render import figures
 from ..render import markdown
 from ..render.localize import plain_text, section_html, valid_lists
-from ..translate.catalog import Catalog
+from ..translate.catalog import Catalog, translation_path
+from ..translate.verdict import SHOWN, tally
+from .entries import asset_reader, svg_entries
 from ..render import notebooks
 from ..render import search_index
 from ..render import sitemap  # reader extras
@@ -427,7 +429,7 @@ def _source_html(site: _Site, rel: str) -> str:
 def _translated_ids(sections) -> frozenset[str]:
     """The sections with a translated block: where the bilingual toggle shows the English
     (untranslated blocks already are English)."""
-    return frozenset(s.id for s in sections if s.has_prose and any(status == "translated" for status, _ in s.texts))
+    return frozenset(s.id for s in sections if s.has_prose and any(status in SHOWN for status, _ in s.texts))
 
 
 def originals_path(folder: str) -> str:
@@ -446,7 +448,7 @@ def markdown_path(folder: str) -> str:
 
 def _markdown_js(site: _Site, folder: Folder, lang: str) -> str:
     """Each of the folder's notebook pages' sections' prose in `lang` as Markdown (page.md's)."""
-    found = {p.url: _prose_markdown(site, p.rel, lang) for p in _with_notebooks(site, folder)}
+    found = {p.url: _prose_markdown(site, p.rel, lang, unlinked=True) for p in _with_notebooks(site, folder)}
     return "window.labmlMarkdown = " + json.dumps(found, ensure_ascii=False, separators=(",", ":")) + ";\n"
 
 
@@ -591,19 +593,23 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                 site, lang, "page.html", folder.url, title, summary, children=_children(site, lang, folder), nav=neighbours.get(folder.url)
             ))
 
-    # Translation status, 404
+    # Translation status, 404: each page's entries by the state of their verdict, as `stats` counts
     rows, totals = [], {"translated": 0, "total": 0}
     for file in site.files.pages:
         head, text = site.heads[file.rel], site.text(file.rel, lang)
-        counts = text.counts if lang != config.base_lang else {"translated": head.blocks}
+        counts = dict(text.counts)
+        figure_counts, figure_findings = _figure_counts(site, file, lang)
+        report.extend(_not_fatal(figure_findings))
+        for state, n in figure_counts.items():
+            counts[state] = counts.get(state, 0) + n
         name = f"{file.base}.{lang}.json"
         rows.append({
             "title": text.title,
             "href": file.url,
-            "blocks": head.blocks,
-            "translated": counts.get("translated", 0),
+            "blocks": sum(counts.values()),
+            "translated": counts.get("translated", 0) + counts.get("repaired", 0),  # shown
             "fuzzy": counts.get("fuzzy", 0),
-            "missing": counts.get("missing", 0),
+            "untranslated": counts.get("untranslated", 0),
             "invalid": counts.get("invalid", 0),
             # Only a file that exists: the base language has none, and a page nobody has
             # started translating has none yet.
@@ -667,6 +673,20 @@ def _write_language_extras(site: _Site, lang: str, ui: UI, language_key: str) ->
     _render(site, lang, ui, language_key, _inputs(site, lang, "search.html", "search.html", ui.gettext("Search")))
 
 
+def _figure_counts(site: _Site, file: SourceFile, lang: str) -> tuple[dict[str, int], list[Finding]]:
+    """The page's SVG figures' labels by the state of their verdict, and their findings (the other
+    entries are judged by `localize`, which reads no files): only a page with an SVG figure
+    loads anything."""
+    if not any(asset.lower().endswith(".svg") for asset in site.heads[file.rel].assets):
+        return {}, []
+    labels = svg_entries(load_page(site.prepared, site.engine, file.rel), asset_reader(site.files))
+    if lang == site.config.base_lang:
+        return {"translated": len(labels)}, []
+    catalog = Catalog.load(translation_path(site.config.translations, file, lang), lang)
+    verdicts = [catalog.verdict(label) for label in labels]
+    return tally(verdicts), [f for v in verdicts for f in v.findings]
+
+
 def _figure(site: _Site, path: Path, rel: str, lang: str) -> bytes:
     """An SVG figure as `lang` shows it: dark-mode colours added, its labels looked up in the
     translation file of the page that shows it (render/figures.py). Not UTF-8: copied as it is."""
@@ -684,24 +704,29 @@ def _figure(site: _Site, path: Path, rel: str, lang: str) -> bytes:
             def translate(label: str) -> str | None:
                 if label not in catalog:
                     return None
-                found = catalog.lookup(label)
-                return plain_text(found.html) if found.status == "translated" and found.html else None
+                found = catalog.verdict(label)
+                return plain_text(found.html) if found.shown and found.html else None
 
     return figures.themed_svg(svg, translate).encode("utf-8")
 
 
-def _prose_markdown(site: _Site, rel: str, lang: str) -> list[str]:
+def _prose_markdown(site: _Site, rel: str, lang: str, unlinked: bool = False) -> list[str]:
     """Each section's prose as Markdown in `lang`: as written for the base language, else made
-    from the translated HTML (math as TeX)."""
-    local = site.local(rel, lang)
+    from the translated HTML (math as TeX). `unlinked`: from the page's analysis and text as the
+    cache has them (prose needs no linking, which the page's own render may do elsewhere)."""
+    if unlinked:
+        data, sections = load_page(site.prepared, site.engine, rel), load_text(site.prepared, site.engine, rel, lang).sections
+    else:
+        local = site.local(rel, lang)
+        data, sections = local.data, [(s.texts, s.translated) for s in local.sections]
     if lang == site.config.base_lang:
-        return [s.prose_md for s in local.data.sections]
+        return [s.prose_md for s in data.sections]
     return [  # unit by unit: a translated block's value, an untranslated one's English key
         markdown.section_markdown(
-            (valid_lists(value if status == "translated" and value else block.key), block.placeholders)
-            for block, (status, value) in zip(data.blocks, s.texts)
-        ) if s.has_prose else ""
-        for data, s in zip(local.data.sections, local.sections)
+            (valid_lists(value if status in SHOWN and value else block.key), block.placeholders)
+            for block, (status, value) in zip(section.blocks, texts)
+        ) if section.has_prose else ""
+        for section, (texts, _translated) in zip(data.sections, sections)
     ]
 
 

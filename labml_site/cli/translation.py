@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..builder.entries import asset_reader, entry_keys
 from ..builder.site import BuildConfig, analyse_pages
 from ..translate.catalog import check_file
 from ..translate.extract import confirm, extract
@@ -22,30 +23,15 @@ from ..translate.catalog import Catalog, is_sidecar, resolve_translation_path, t
 
 
 def _keys_by_page(config: BuildConfig) -> tuple[list[SourceFile], dict[str, list[str]], list[Finding]]:
-    """page base path (e.g. `annotated_attention/mha`) → every key the page produces. A page
-    with prose, and a redirect page (front matter `redirect:` and no prose: the build writes it,
-    with its title): both are pages, with keys to translate."""
+    """page base path (e.g. `annotated_attention/mha`) → the page's entries (`builder/entries.py`:
+    its keys, its figures' too). A page with prose, and a redirect page (front matter `redirect:`
+    and no prose: the build writes it, with its title): both are pages, with keys to translate."""
     files = discover(config.source)
     pages = analyse_pages(files.pages, config.jobs)
     findings = [f for p in pages.values() for f in p.findings if f.severity == "error"]
-    keys = {f.base: pages[f.rel].keys + _figure_keys(pages[f.rel], files) for f in files.pages if pages[f.rel].sections or pages[f.rel].redirect}
+    read = asset_reader(files)
+    keys = {f.base: entry_keys(pages[f.rel], read) for f in files.pages if pages[f.rel].sections or pages[f.rel].redirect}
     return files.pages, keys, findings
-
-
-def _figure_keys(page, files) -> list[str]:
-    """Extra keys next to the page's own: its images' alt texts and its SVG figures' labels."""
-    from ..render.figures import figure_keys
-
-    def read(asset: str) -> str | None:
-        found = files.assets.get(asset)
-        try:
-            return found.path.read_text(encoding="utf-8") if found else None
-        except (OSError, UnicodeDecodeError):
-            return None
-
-    own = set(page.keys)
-    placeholders = [ph for s in page.sections for b in s.blocks for ph in b.placeholders]
-    return [k for k in figure_keys(placeholders, page.assets, read) if k not in own]
 
 
 def languages_in(translations: Path) -> list[str]:

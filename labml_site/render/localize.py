@@ -1,8 +1,9 @@
 """Language-free page data + a translation catalog → the page's text in one language.
 
-This is the whole per-language stage: a dictionary lookup, a check (inside `Catalog.lookup`),
-a placeholder substitution. A block whose translation is missing, fuzzy or invalid is shown in
-English with a visible marker, so a bad translation never breaks a page.
+This is the whole per-language stage: each entry's verdict (`Catalog.verdict`: the lookup, the
+checks, the repair, the sanitiser), a placeholder substitution. A block whose translation is not
+shown (untranslated, fuzzy, invalid) is shown in English with a visible marker, so a bad
+translation never breaks a page.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ..typeset.page import BlockData, PageData
 from ..read.prose import fill
 from ..translate.catalog import Catalog
 from ..translate.repair import UNTRANSLATED_MARK
+from ..translate.verdict import SHOWN, tally
 
 _TAG_RE = re.compile(r"<[^>]+>")
 # The key format puts a docstring's `:return:` paragraph inside the `:param` list
@@ -31,8 +33,9 @@ def valid_lists(fragment: str) -> str:
     return _EMPTY_LIST.sub("", _PARAGRAPH_IN_LIST.sub(r"</ul>\1", fragment))
 
 
-# What one block shows in a language: ("translated", the translation's HTML with placeholders
-# still unfilled), ("english", "") for the base language, or (why it is untranslated, "").
+# What one block shows in a language: (its verdict's state, the translation's HTML with
+# placeholders still unfilled) when the page shows it (translated, repaired), ("english", "") for
+# the base language, or (the state that keeps it English: untranslated, fuzzy, invalid; "").
 BlockText = tuple[str, str]
 
 
@@ -43,7 +46,7 @@ class LocalSection:
     code_html: str
     code_start: int
     code_end: int
-    translated: bool  # every block of this section is in the reader's language
+    translated: bool  # every block of this section is in the reader's language (shown)
     has_prose: bool
     texts: tuple[BlockText, ...] = ()  # what prose_html is made of (`section_html`), per block
 
@@ -55,7 +58,7 @@ class LocalPage:
     title: str
     summary: str
     sections: list[LocalSection]
-    counts: dict[str, int] = field(default_factory=dict)  # block status → number of blocks
+    counts: dict[str, int] = field(default_factory=dict)  # verdict state → entries (title, summary, blocks, alt texts)
     findings: list[Finding] = field(default_factory=list)
     alts: dict[str, str] = field(default_factory=dict)  # image alt text → its translation
 
@@ -79,7 +82,7 @@ def section_html(blocks: tuple[BlockData, ...], texts: tuple[BlockText, ...], ma
     the MathML and code, which the page data already holds once for every language."""
     parts = []
     for block, (status, translation) in zip(blocks, texts):
-        if status == "translated":
+        if status in SHOWN:
             if UNTRANSLATED_MARK in translation:  # partly translated: some blocks fell back
                 translation = translation.replace(UNTRANSLATED_MARK, html.escape(marker))
             parts.append(fill(translation, block.placeholders))
@@ -107,10 +110,17 @@ def _alts(page: PageData, catalog: Catalog) -> dict[str, str]:
                 for alt in _IMG_ALT.findall(ph):
                     key = html.unescape(alt[1])
                     if key and key in catalog and key not in found:
-                        hit = catalog.lookup(key)
-                        if hit.status == "translated" and hit.html:
+                        hit = catalog.verdict(key)
+                        if hit.shown and hit.html:
                             found[key] = plain_text(hit.html)
     return found
+
+
+def _alt_keys(page: PageData) -> list[str]:
+    """The English alt texts of the page's images, each once (entries of the page)."""
+    keys = [html.unescape(alt[1]) for s in page.sections for block in s.blocks for ph in block.placeholders
+            if ph.startswith("<img") for alt in _IMG_ALT.findall(ph)]
+    return list(dict.fromkeys(k for k in keys if k.strip()))
 
 
 def _with_alts(fragment: str, alts: dict[str, str]) -> str:
@@ -123,35 +133,39 @@ def _with_alts(fragment: str, alts: dict[str, str]) -> str:
 
 def localize(page: PageData, lang: str, catalog: Catalog | None, marker: str) -> LocalPage:
     """The page in `lang`. With no catalog (the base language) everything is the English."""
-    counts: dict[str, int] = {"translated": 0, "missing": 0, "invalid": 0, "fuzzy": 0}
     findings: list[Finding] = []
     if catalog is None:
         sections = []
         for s in page.sections:
             texts = (("english", ""),) * len(s.blocks)
             sections.append(LocalSection(s.id, section_html(s.blocks, texts, marker), s.code_html, s.code_start, s.code_end, True, s.has_prose, texts))
-        return LocalPage(page, lang, page.title, page.summary, sections, {}, [])
+        entries = dict.fromkeys([page.title, page.summary, *(b.key for s in page.sections for b in s.blocks), *_alt_keys(page)])
+        counts = {state: 0 for state in tally(())} | {"translated": len([k for k in entries if k])}
+        return LocalPage(page, lang, page.title, page.summary, sections, counts, [])
+
+    verdicts = {}  # every entry of the page but its SVG figures' labels (the builder reads those)
 
     def text(key: str) -> str:
         if not key:
             return ""
-        found = catalog.lookup(key)
+        found = verdicts[key] = catalog.verdict(key)
         findings.extend(found.findings)
-        return plain_text(found.html) if found.status == "translated" and found.html else key
+        return plain_text(found.html) if found.shown and found.html else key
 
     alts = _alts(page, catalog)
     sections = []
     for s in page.sections:
         texts: list[BlockText] = []
         for block in s.blocks:
-            found = catalog.lookup(block.key)
+            found = verdicts[block.key] = catalog.verdict(block.key)
             findings.extend(found.findings)
-            counts[found.status] = counts.get(found.status, 0) + 1
-            if found.status == "translated" and found.html is not None:
-                texts.append(("translated", found.html))
-            else:
-                texts.append((found.status, ""))
-        translated = all(status == "translated" for status, _ in texts)
+            texts.append((found.state, found.html if found.shown and found.html is not None else ""))
+        translated = all(status in SHOWN for status, _ in texts)
         html_ = section_html(s.blocks, tuple(texts), marker, alts)
         sections.append(LocalSection(s.id, html_, s.code_html, s.code_start, s.code_end, translated, s.has_prose, tuple(texts)))
-    return LocalPage(page, lang, text(page.title), text(page.summary), sections, counts, findings, alts)
+    title, summary = text(page.title), text(page.summary)
+    for key in _alt_keys(page):
+        if key not in verdicts:
+            verdicts[key] = catalog.verdict(key)
+            findings.extend(verdicts[key].findings)
+    return LocalPage(page, lang, title, summary, sections, tally(verdicts.values()), findings, alts)

@@ -10,23 +10,23 @@ its translation.  Next to it may live two sidecars written by `extract`:
   Not loaded here (nothing in it is rendered); `extract` reads and writes it.
 
 Nothing in these files is trusted.  `Catalog.load` never raises on bad content (a missing file is
-an empty catalog), and `Catalog.lookup` only hands out HTML that passed every error-level check
-and then went through the sanitizer.  Anything else renders the English.
+an empty catalog), and `Catalog.verdict` only hands out HTML that passed every error-level check
+(after the repair of benign defects) and then went through the sanitizer.  Anything else renders
+the English.  Every tool asks `Catalog.verdict` what an entry is (`verdict.py`).
 """
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from .checks import FileContext, run_file_checks
 from .files import ParsedFile, oversized, parse_translation_file
 from ..findings import Finding
 from ..read.structure import SourceFile
-from .repair import compose_from_units, from_legacy, legacy_key, repair_html, retarget, review, unit_pairs, without_hrefs
-
-Status = Literal["translated", "missing", "invalid", "fuzzy"]
+from .repair import compose_from_units, from_legacy, legacy_key, repair_html, retarget, unit_pairs, without_hrefs
+from .verdict import FUZZY, UNTRANSLATED, Verdict, judge, stale, untranslated_note
 
 
 def catalog_path(translations_dir: Path, page: str, lang: str) -> Path:
@@ -105,17 +105,7 @@ class Entry:
     value: str
     line: int  # line of the key in the JSON file (1-based)
     previous: str | None = None  # fuzzy suggestions: the old English key the value translated
-
-
-@dataclass(frozen=True)
-class Lookup:
-    status: Status
-    html: str | None  # sanitized HTML with placeholders; None unless status == "translated"
-    findings: tuple[Finding, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "translated"
+    col: int = 0
 
 
 def load_fuzzy(main: Path, root: Path | None = None) -> tuple[dict[str, Entry], list[Finding]]:
@@ -157,7 +147,7 @@ class Catalog:
     # Keys that must not be used because of a load-time problem (duplicate with another value,
     # non-string value): they look up as "invalid" rather than "missing".
     blocked: dict[str, list[Finding]] = field(default_factory=dict, repr=False)
-    _cache: dict[str, Lookup] = field(default_factory=dict, repr=False, compare=False)
+    _cache: dict[str, Verdict] = field(default_factory=dict, repr=False, compare=False)
     _units: dict[str, tuple[str, int]] | None = field(default=None, repr=False, compare=False)
     _by_text: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
 
@@ -176,32 +166,60 @@ class Catalog:
         catalog.findings.extend(fuzzy_findings)
         return catalog
 
+    @classmethod
+    def from_parsed(cls, parsed: ParsedFile, lang: str) -> "Catalog":
+        """The catalog of a file already read (an older version from git), without sidecars."""
+        catalog = cls(parsed.path, lang)
+        catalog.findings = run_file_checks(FileContext(parsed, lang))
+        if parsed.usable:
+            catalog._take_pairs(parsed)
+        return catalog
+
+    def with_value(self, key: str, value: str, line: int = 0) -> "Catalog":
+        """This catalog with `value` as the translation of `key` (a draft in the editor): every
+        other entry, the fuzzy suggestions and the findings of the file as they are."""
+        entries = dict(self.entries)
+        old = entries.get(key)
+        entries[key] = Entry(value, line or (old.line if old else 0), col=old.col if old else 0)
+        blocked = {k: v for k, v in self.blocked.items() if k != key}
+        return Catalog(self.path, self.lang, entries, dict(self.fuzzy), list(self.findings), blocked)
+
     def _take_pairs(self, parsed: ParsedFile) -> None:
         for finding in self.findings:
             if finding.key and finding.severity == "error":
                 self.blocked.setdefault(finding.key, []).append(finding)
         for pair in parsed.pairs:
             if isinstance(pair.value, str):
-                self.entries[pair.key] = Entry(pair.value, pair.line)  # last one wins, as in JSON
+                self.entries[pair.key] = Entry(pair.value, pair.line, col=pair.col)  # last one wins, as in JSON
 
-    def lookup(self, key: str) -> Lookup:
-        """The translation of the English block `key`, if it is safe and correct to use."""
+    def verdict(self, key: str, page_keys: Collection[str] | None = None) -> Verdict:
+        """What the English block `key` is in this language (`verdict.py`): its state, the HTML
+        the page shows, the findings. `page_keys`: every key the page produces, when known; an
+        entry of the file that is none of them is stale."""
+        if page_keys is not None and key not in page_keys and key in self.entries:
+            entry = self.entries[key]
+            return stale(Finding(
+                "warning", "stale-key",
+                "the English for this key no longer exists (it changed or was removed); run the "
+                f"builder's `extract --lang {self.lang or 'xx'}` command to move it aside and get a "
+                "suggestion for the new text", self.path, entry.line, entry.col, key,
+            ))
         cached = self._cache.get(key)
         if cached is None:
-            cached = self._cache[key] = self._lookup(key)
+            cached = self._cache[key] = self._verdict(key)
         return cached
 
-    def _lookup(self, key: str) -> Lookup:
+    def _verdict(self, key: str) -> Verdict:
         if key in self.blocked:
-            return Lookup("invalid", None, tuple(self.blocked[key]))
+            return Verdict("invalid", None, tuple(self.blocked[key]))
         entry = self.entries.get(key)
         if entry is None or not entry.value.strip():
             legacy = legacy_key(key)
             if legacy is not None and legacy in self.entries and self.entries[legacy].value.strip():
-                found = self.lookup(legacy)  # written for the original site's key rule
+                found = self.verdict(legacy)  # written for the original site's key rule
                 if found.html is None:
                     return found
-                return Lookup(found.status, from_legacy(key, found.html), found.findings)
+                return Verdict(found.state, from_legacy(key, found.html), found.findings, found.repaired)
             moved = self._retargeted(key)
             if moved is not None:
                 return moved
@@ -209,14 +227,10 @@ class Catalog:
             composed = self._from_units(key)
             if composed is not None:
                 return composed
-            return Lookup("fuzzy" if key in self.fuzzy else "missing", None)
-        # Checks, then the repair of benign defects (repair.py), then the sanitizer.
-        result = review(key, entry.value, self.path, entry.line, self.lang)
-        if result.html is None:
-            return Lookup("invalid", None, tuple(_errors_first(result.findings)))
-        return Lookup("translated", result.html, tuple(result.findings))
+            return FUZZY if key in self.fuzzy else UNTRANSLATED
+        return judge(key, entry.value, self.path, entry.line, self.lang)
 
-    def _retargeted(self, key: str) -> Lookup | None:
+    def _retargeted(self, key: str) -> Verdict | None:
         """A key whose English changed only where its links point: the old translation with the
         new link targets, checked like any value."""
         if "href=" not in key:
@@ -234,8 +248,8 @@ class Catalog:
         value = retarget(old, key, entry.value)
         if value is None:
             return None
-        result = review(key, value, self.path, entry.line, self.lang)
-        if result.html is None or result.partial:
+        found = judge(key, value, self.path, entry.line, self.lang)
+        if not found.shown or any(f.severity == "error" for f in found.findings):
             return None
         note = Finding(
             "warning", "links-moved",
@@ -243,9 +257,9 @@ class Catalog:
             f"this line is shown with the new link targets. Run extract to update the file",
             self.path, entry.line, 0, key,
         )
-        return Lookup("translated", result.html, (note, *result.findings))
+        return Verdict("repaired", found.html, (note, *found.findings))
 
-    def _from_units(self, key: str) -> Lookup | None:
+    def _from_units(self, key: str) -> Verdict | None:
         """A key whose English changed in some blocks only: the blocks (or list items) whose
         English is exactly that of a block another entry translates show that translation,
         checked like any value; the others show the marked English."""
@@ -256,9 +270,10 @@ class Catalog:
             for k, e in list(self.entries.items()):
                 if not e.value.strip() or k in self.blocked or "<" not in k:
                     continue
-                if not self.lookup(k).ok:
+                found = self.verdict(k)
+                if not found.shown:
                     continue  # unsafe or unrepairable: none of its parts is used either
-                value = e.value if not self.lookup(k).findings else repair_html(k, e.value)
+                value = e.value if not found.findings else repair_html(k, e.value)
                 for english, translated in unit_pairs(k, value):
                     self._units.setdefault(english, (translated, e.line))
         if not self._units:
@@ -266,11 +281,11 @@ class Catalog:
         lines: list[int] = []
 
         def check(english: str, found: tuple[str, int]) -> str | None:
-            result = review(english, found[0], self.path, found[1], self.lang)
-            if result.html is None or result.partial or any(f.severity == "error" for f in result.findings):
+            part = judge(english, found[0], self.path, found[1], self.lang)
+            if not part.shown or any(f.severity == "error" for f in part.findings):
                 return None
             lines.append(found[1])
-            return result.html
+            return part.html
 
         html = compose_from_units(key, self._units, check)
         if html is None:
@@ -283,33 +298,34 @@ class Catalog:
             "and translate the block",
             self.path, min(lines), 0, key,
         )
-        return Lookup("translated", html, (note,))
+        return Verdict("repaired", html, (note,))
 
     def __contains__(self, key: str) -> bool:
         return key in self.entries
 
 
-def _errors_first(findings: list[Finding]) -> list[Finding]:
-    return sorted(findings, key=lambda f: f.severity != "error")
+def file_verdicts(catalog: Catalog, page_keys: Collection[str] | None = None) -> dict[str, Verdict]:
+    """The verdict on every entry of a catalog's file (keys in file order; a duplicate once)."""
+    keys = dict.fromkeys([*catalog.entries, *catalog.blocked])
+    return {key: catalog.verdict(key, page_keys) for key in keys}
 
 
-def check_file(path: Path, lang: str, english_keys: set[str] | None = None, root: Path | None = None) -> list[Finding]:
-    """Every finding for one translation file (and its fuzzy sidecar), sorted by line.
+def check_file(path: Path, lang: str, english_keys: Collection[str] | None = None, root: Path | None = None) -> list[Finding]:
+    """Every finding for one translation file (and its fuzzy sidecar), sorted by line: the file's
+    own, and each entry's verdict's (`Catalog.verdict`, as the build, review, stats and the editor
+    see it), and a note for each entry not translated yet.
 
     `english_keys`: the keys the source produces for this page.  With it, keys that are no longer
-    produced get a `stale-key` warning and their values are not checked further (they are never
-    rendered, and `extract` moves them aside).  A missing file gives no findings.
+    produced are stale (a `stale-key` warning; their values are not checked further: they are
+    never rendered, and `extract` moves them aside).  A missing file gives no findings.
     """
     path = Path(path)
-    parsed = parse_translation_file(path, root)
-    findings = run_file_checks(FileContext(parsed, lang, english_keys))
-    if parsed.usable:
-        for pair in parsed.pairs:
-            if not isinstance(pair.value, str) or oversized(pair):
-                continue
-            if english_keys is not None and pair.key not in english_keys:
-                continue
-            findings.extend(review(pair.key, pair.value, str(path), pair.line, lang).findings)
-    _, fuzzy_findings = load_fuzzy(path, root)
-    findings.extend(fuzzy_findings)
+    catalog = Catalog.load(path, lang, root)
+    findings = list(catalog.findings)
+    known = set(findings)
+    for key, found in file_verdicts(catalog, english_keys).items():
+        findings.extend(f for f in found.findings if f not in known)
+        if found.state in ("untranslated", "fuzzy"):
+            entry = catalog.entries[key]
+            findings.append(untranslated_note(str(path), entry.line, key))
     return sorted(findings, key=lambda f: (f.path, f.line, f.col))

@@ -5,8 +5,8 @@ function registered with `@file_check(...)` (sees the whole file: encoding, JSON
 `@entry_check(...)` (sees one key/value pair and compares the translation with its English key).
 Adding a check means writing one more decorated function here; the runners below pick it up.
 
-Severity: "error" means the entry (or file) must not be used: `Catalog.lookup` renders the English
-instead and `build.py check` fails.  "warning" is shown to translators but changes nothing.
+Severity: "error" means the entry (or file) must not be used: its verdict (`verdict.py`) is
+invalid, the page renders the English instead and `build.py check` fails.  "warning" is shown to translators but changes nothing.
 
 Reading a file is `files.py`'s job and analysing a fragment's HTML `html_outline.py`'s; this
 module holds only the checks and the two runners, `run_file_checks` and `run_entry_checks`
@@ -197,7 +197,6 @@ class EntryContext:
 class FileContext:
     parsed: ParsedFile
     lang: str = ""
-    english_keys: set[str] | None = None  # None: we don't know what the source produces
     kind: Literal["main", "fuzzy", "stale"] = "main"  # sidecars hold objects/lists, not strings
 
     @property
@@ -325,21 +324,6 @@ def check_value_types(ctx: FileContext) -> Iterator[Finding]:
                 "error", "not-a-string",
                 f"the value is a JSON {kind}; it must be a string of translated HTML "
                 '(use "" for not translated yet)', pair.line, pair.col, pair.key,
-            )
-
-
-@file_check("stale-key")
-def check_stale(ctx: FileContext) -> Iterator[Finding]:
-    if ctx.english_keys is None or ctx.kind != "main":
-        return
-    for pair in ctx.parsed.pairs:
-        if pair.key not in ctx.english_keys:
-            yield ctx.finding(
-                "warning", "stale-key",
-                "the English for this key no longer exists (it changed or was removed); run the "
-                "builder's `extract --lang "
-                f"{ctx.lang or 'xx'}` command to move it aside and get a suggestion for the new text",
-                pair.line, pair.col, pair.key,
             )
 
 
@@ -682,12 +666,6 @@ def check_identical(ctx: EntryContext) -> Iterator[Finding]:
             "the value is the same as the English; translate it, or set it to \"\" so the page "
             "shows the English until someone does",
         )
-
-
-@entry_check("empty-value", skip_empty=False)
-def check_empty(ctx: EntryContext) -> Iterator[Finding]:
-    if ctx.is_empty:
-        yield ctx.warning("empty-value", "not translated yet (the English is shown)")
 
 
 @entry_check("glossary-term")

@@ -4,7 +4,7 @@ For each page, `extract` makes `translations/<page>.<lang>.json` hold exactly th
 English keys:
 
 - a new English block gets the value "" ("not translated yet"). The empty string, like gettext's
-  empty msgstr, is where the translator writes; `Catalog.lookup` treats it as missing, so the page
+  empty msgstr, is where the translator writes; `Catalog.verdict` calls it untranslated, so the page
   shows the English block, never an empty one;
 - when a block's English changed, the old translation is looked up by similarity (difflib ratio of
   the text with tags and placeholders normalised, cutoff `FUZZY_CUTOFF`) and offered in the fuzzy
@@ -39,7 +39,7 @@ from ..findings import Finding
 from ..read.markup import PLACEHOLDER_RE
 from ..read.safe_files import UnsafeFile, read_regular, remove_file, write_atomic
 from .catalog import catalog_path, fuzzy_path, load_fuzzy, stale_path
-from . import repair
+from .verdict import judge
 
 FUZZY_CUTOFF = 0.6
 INDENT = 2
@@ -468,8 +468,8 @@ def fix_file(path, lang: str, english_keys: set[str] | None = None, root=None) -
     for pair in parsed.pairs:
         if not isinstance(pair.value, str) or (english_keys is not None and pair.key not in english_keys):
             continue
-        result = repair.review(pair.key, pair.value, str(path), pair.line, lang)
-        if result.repaired is not None and data.get(pair.key) == pair.value:
+        result = judge(pair.key, pair.value, str(path), pair.line, lang)  # the verdict every tool gives
+        if result.state == "repaired" and result.repaired is not None and data.get(pair.key) == pair.value:
             data[pair.key] = result.repaired
             changed += 1
     if changed:

@@ -430,7 +430,7 @@ def unit_pairs(key: str, value: str) -> list[tuple[str, str]]:
 
 
 def _marked(english: str, tag: str = "div") -> str:
-    return (f'<{tag} class="untranslated" lang="en" data-status="missing">'
+    return (f'<{tag} class="untranslated" lang="en" data-status="untranslated">'
             f'<span class="untranslated-marker" role="note">{UNTRANSLATED_MARK}</span>'
             f"{english}</{tag}>")
 
@@ -480,7 +480,7 @@ def _has_text(block: str) -> bool:
 
 def _marked_item(li: str) -> str:
     inner = li[len("<li>"):-len("</li>")] if li.startswith("<li>") and li.endswith("</li>") else li
-    return (f'<li class="untranslated" lang="en" data-status="missing">'
+    return (f'<li class="untranslated" lang="en" data-status="untranslated">'
             f'<span class="untranslated-marker" role="note">{UNTRANSLATED_MARK}</span>{inner}</li>')
 
 

@@ -1,5 +1,6 @@
-"""Translation coverage per page: how many blocks are translated, fuzzy, missing or invalid, and
-how many translations a person marked reviewed (the optional review sidecar).
+"""Translation coverage per page: how many of its entries are in each state of their verdict
+(`verdict.py`: translated, repaired, fuzzy, untranslated, invalid; and the file's stale entries),
+and how many translations a person marked reviewed (the optional review sidecar).
 
 Pure functions over catalogs; `build.py stats` prints `render_text` or `render_json`.
 """
@@ -10,50 +11,56 @@ from pathlib import Path
 from dataclasses import asdict, dataclass
 
 from . import review_state
-from .catalog import Catalog
+from .catalog import Catalog, file_verdicts
+from .verdict import tally
 
 
 @dataclass(frozen=True)
 class PageStats:
     page: str
     lang: str
-    blocks: int  # distinct English keys the page produces
-    translated: int  # render translated
-    fuzzy: int  # only a suggestion waiting for a person
-    missing: int  # no (or an empty) translation
-    invalid: int  # a translation exists but fails an error-level check: English is rendered
-    stale: int  # entries in the main file whose English the page no longer produces
-    reviewed: int = 0  # translated blocks whose current translation a person marked reviewed (review_state.py)
+    blocks: int  # the page's entries: distinct keys it produces (`render/entries.py`), figures' too
+    translated: int  # shown as written
+    repaired: int = 0  # shown, but repaired or made from other entries (the file should be fixed)
+    fuzzy: int = 0  # only a suggestion waiting for a person
+    untranslated: int = 0  # no (or an empty) translation
+    invalid: int = 0  # a translation exists but is refused: English is rendered
+    stale: int = 0  # entries in the main file whose English the page no longer produces
+    reviewed: int = 0  # shown entries whose current translation a person marked reviewed (review_state.py)
+
+    @property
+    def shown(self) -> int:
+        return self.translated + self.repaired
 
     @property
     def percent(self) -> float:
-        return 100.0 * self.translated / self.blocks if self.blocks else 100.0
+        return 100.0 * self.shown / self.blocks if self.blocks else 100.0
+
+
+def page_stats(page: str, keys: list[str], catalog: Catalog | None, lang: str = "") -> PageStats:
+    """One page's counts in one language: each entry's verdict (`Catalog.verdict`), counted."""
+    keys = list(dict.fromkeys(keys))
+    if catalog is None:
+        return PageStats(page, lang, len(keys), 0, untranslated=len(keys))
+    verdicts = {key: catalog.verdict(key) for key in keys}
+    counts = tally(verdicts.values())
+    stale = sum(1 for v in file_verdicts(catalog, set(keys)).values() if v.state == "stale")
+    shown = [k for k, v in verdicts.items() if v.shown]
+    values = {k: e.value for k, e in catalog.entries.items()}
+    reviewed = review_state.count_current(Path(catalog.path), values, shown)
+    return PageStats(page, catalog.lang, len(keys), counts["translated"], counts["repaired"], counts["fuzzy"],
+                     counts["untranslated"], counts["invalid"], stale, reviewed)
 
 
 def coverage(keys_by_page: dict[str, list[str]], catalogs: dict[str, Catalog]) -> list[PageStats]:
     """One `PageStats` per page, for the language of `catalogs` (page -> catalog).
 
-    A page without a catalog counts as wholly missing.  Call once per language and concatenate.
+    A page without a catalog counts as wholly untranslated.  Call once per language and concatenate.
     """
-    stats = []
-    for page in sorted(keys_by_page):
-        keys = list(dict.fromkeys(keys_by_page[page]))
-        catalog = catalogs.get(page)
-        counts = {"translated": 0, "fuzzy": 0, "missing": 0, "invalid": 0}
-        if catalog is None:
-            counts["missing"] = len(keys)
-        else:
-            for key in keys:
-                counts[catalog.lookup(key).status] += 1
-        stale = 0 if catalog is None else len(set(catalog.entries) - set(keys))
-        lang = catalog.lang if catalog is not None else ""
-        reviewed = 0
-        if catalog is not None:
-            translated = [k for k in keys if catalog.lookup(k).status == "translated"]
-            values = {k: e.value for k, e in catalog.entries.items()}
-            reviewed = review_state.count_current(Path(catalog.path), values, translated)
-        stats.append(PageStats(page, lang, len(keys), stale=stale, reviewed=reviewed, **counts))
-    return stats
+    return [page_stats(page, keys_by_page[page], catalogs.get(page)) for page in sorted(keys_by_page)]
+
+
+_COUNTED = ("blocks", "translated", "repaired", "fuzzy", "untranslated", "invalid", "stale", "reviewed")
 
 
 def totals(stats: list[PageStats]) -> list[PageStats]:
@@ -65,18 +72,18 @@ def totals(stats: list[PageStats]) -> list[PageStats]:
         PageStats(
             "TOTAL", lang,
             *(sum(getattr(r, f) for r in rows)
-              for f in ("blocks", "translated", "fuzzy", "missing", "invalid", "stale", "reviewed")),
+              for f in _COUNTED),
         )
         for lang, rows in sorted(by_lang.items())
     ]
 
 
-_COLUMNS = ("page", "lang", "blocks", "translated", "%", "fuzzy", "missing", "invalid", "stale", "reviewed")
+_COLUMNS = ("page", "lang", "blocks", "translated", "repaired", "%", "fuzzy", "untranslated", "invalid", "stale", "reviewed")
 
 
 def _cells(row: PageStats) -> list[str]:
-    return [row.page, row.lang, str(row.blocks), str(row.translated), f"{row.percent:.0f}",
-            str(row.fuzzy), str(row.missing), str(row.invalid), str(row.stale), str(row.reviewed)]
+    return [row.page, row.lang, str(row.blocks), str(row.translated), str(row.repaired), f"{row.percent:.0f}",
+            str(row.fuzzy), str(row.untranslated), str(row.invalid), str(row.stale), str(row.reviewed)]
 
 
 def render_text(stats: list[PageStats]) -> str:
@@ -98,7 +105,7 @@ def render_text(stats: list[PageStats]) -> str:
 
 
 def to_dict(row: PageStats) -> dict:
-    return {**asdict(row), "percent": round(row.percent, 1)}
+    return {**asdict(row), "shown": row.shown, "percent": round(row.percent, 1)}
 
 
 def render_json(stats: list[PageStats]) -> str:

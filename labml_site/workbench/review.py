@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..builder.config import BuildConfig
+from ..builder.entries import asset_reader, entry_keys
 from ..builder.site import analyse_pages
 from ..findings import Finding
 from ..read.prose import fill
 from ..read.safe_files import write_atomic
 from ..read.structure import discover, lang_prefix
 from ..render.localize import plain_text, valid_lists
-from ..translate.catalog import Catalog, Entry, check_file, is_sidecar
+from ..translate.catalog import Catalog, check_file, is_sidecar
 from ..translate.files import MAX_FILE_BYTES, ParsedFile, parse_translation_bytes, parse_translation_file
 
 GIT_TIMEOUT = 60
@@ -146,17 +147,20 @@ def _values(parsed: ParsedFile) -> dict[str, tuple[str, int]]:
     return {p.key: (p.value, p.line) for p in parsed.pairs if isinstance(p.value, str)}
 
 
-def _render(key: str, value: str, placeholders: tuple[str, ...] | None, path: str, lang: str, line: int) -> Rendered:
-    if not value.strip():
-        return Rendered('<p class="none">(not translated)</p>', "missing")
-    found = Catalog(path, lang, {key: Entry(value, line)}).lookup(key)
-    if found.status == "translated" and found.html is not None:
-        if placeholders is None:  # a title or summary, or a key the source no longer has
+def _render(catalog: Catalog, key: str, value: str, placeholders: tuple[str, ...] | None, line: int,
+            page_keys: set[str] | None = None) -> Rendered:
+    """`value` as the build shows it in the file of `catalog`, with the verdict every tool gives
+    it (`Catalog.verdict`)."""
+    found = catalog.with_value(key, value, line).verdict(key, page_keys)
+    if found.state == "untranslated":
+        return Rendered('<p class="none">(not translated)</p>', found.state)
+    if found.shown and found.html is not None:
+        if placeholders is None:  # a title, summary or figure label, or a key the source no longer has
             shown = html.escape(plain_text(found.html)) if not key.lstrip().startswith("<") else found.html
         else:
             shown = valid_lists(fill(found.html, placeholders))
-        return Rendered(shown, "translated", list(found.findings))
-    return Rendered(f'<pre class="raw">{html.escape(value)}</pre>', found.status, list(found.findings))
+        return Rendered(shown, found.state, list(found.findings))
+    return Rendered(f'<pre class="raw">{html.escape(value)}</pre>', found.state, list(found.findings))
 
 
 def changed_entries(config: BuildConfig, base: str, site_url: str = "") -> list[ChangedFile]:
@@ -171,6 +175,7 @@ def changed_entries(config: BuildConfig, base: str, site_url: str = "") -> list[
         if parsed_name and parsed_name[0] in by_base:
             wanted[parsed_name[0]] = by_base[parsed_name[0]]
     pages = analyse_pages(list(wanted.values()), config.jobs) if wanted else {}
+    read = asset_reader(sources)
     changes = []
     for name, local in files:
         page_base, lang = _parse_name(local.resolve().relative_to(translations.resolve()).as_posix())  # type: ignore[misc]
@@ -180,13 +185,17 @@ def changed_entries(config: BuildConfig, base: str, site_url: str = "") -> list[
         blocks: dict[str, tuple[str, ...]] = {}
         if data is not None:
             blocks = {b.key: b.placeholders for s in data.sections for b in s.blocks}
-        old = _values(_old(top, base, name))
-        new_parsed = parse_translation_file(local, translations)
-        new = _values(new_parsed)
+        old_parsed = _old(top, base, name)
+        old = _values(old_parsed)
+        new = _values(parse_translation_file(local, translations))
         change = ChangedFile(name, shown, lang, page_base if source else "")
-        keys = set(data.keys) if data is not None else None
+        keys = set(entry_keys(data, read)) if data is not None else None
         findings_path = Path(shown)  # relative, as annotations and readers want it
-        change.file_findings = [f for f in check_file(findings_path, lang, keys, translations) if not f.key or f.code == "stale-key"]
+        before_catalog = Catalog.from_parsed(old_parsed, lang)
+        before_catalog.path = shown
+        after_catalog = Catalog.load(findings_path, lang, translations)
+        # the file's own findings; each changed entry's (a stale one's too) come with its verdict
+        change.file_findings = [f for f in check_file(findings_path, lang, keys, translations) if not f.key]
         for key in sorted(set(old) | set(new), key=lambda k: (new.get(k, old.get(k, ("", 0)))[1], k)):
             before, after = old.get(key, ("", 0))[0], new.get(key, ("", 0))[0]
             if before == after:
@@ -200,8 +209,8 @@ def changed_entries(config: BuildConfig, base: str, site_url: str = "") -> list[
             kind = "translated" if not before.strip() else "removed" if key not in new or not after.strip() else "changed"
             entry = ChangedEntry(
                 key, english,
-                _render(key, before, placeholders, shown, lang, line),
-                _render(key, after, placeholders, shown, lang, line) if key in new else Rendered('<p class="none">(removed)</p>', "missing"),
+                _render(before_catalog, key, before, placeholders, line),
+                _render(after_catalog, key, after, placeholders, line, keys) if key in new else Rendered('<p class="none">(removed)</p>', "untranslated"),
                 kind, line,
             )
             if site_url and source is not None:
@@ -237,7 +246,8 @@ h2{font-size:1.1rem;margin:1.6rem 0 .4rem}h2 code{font-weight:normal}
 .old{background:#fdf1f0;padding:.2rem .5rem;border-radius:4px}.new{background:#eef8f1;padding:.2rem .5rem;border-radius:4px}
 pre.raw{white-space:pre-wrap;overflow-wrap:anywhere;font-size:13px;background:#f7f7f9;padding:.3rem}
 .status{font-size:12px;padding:0 .4rem;border-radius:3px;background:#eef0f4}
-.status.invalid{background:#8e44ad;color:#fff}.status.missing{background:#d9534f;color:#fff}.status.translated{background:#3c9a5f;color:#fff}
+.status.invalid{background:#8e44ad;color:#fff}.status.untranslated{background:#d9534f;color:#fff}.status.translated{background:#3c9a5f;color:#fff}
+.status.repaired{background:#b26a00;color:#fff}.status.stale{background:#5c6478;color:#fff}.status.fuzzy{background:#e3a21a;color:#222}
 ul.findings{margin:.4rem 0 0;padding-left:1.2rem}li.error{color:#b03a2e}li.warning{color:#8a5a00}
 .none,.note{color:#5c6478;font-style:italic}
 .summary td,.summary th{padding:.1rem .6rem;text-align:left}

@@ -1,15 +1,17 @@
 """One editing session of `translate --lang L`: the site's pages as blocks, and saving one block.
 
 Everything the editor shows comes from the build and the translation modules: the pages' blocks
-(keys, rendered placeholders) from the build's page data, each block's state from
-`Catalog.lookup` (the build's own checks and sanitiser), findings from `run_entry_checks` (the
-checks `check` runs, the glossary's included), writes through `extract.write_translation`
-(atomic, every other entry kept, formatted as `extract` writes). Nothing here re-implements a
-check.
+(keys, rendered placeholders) from the build's page data, the page's entries (its figures' labels
+too) from `builder/entries.py`, each block's state and findings from `Catalog.verdict` (the
+verdict the build, `check`, `review` and `stats` give: `translate/verdict.py`), writes through
+`extract.write_translation` (atomic, every other entry kept, formatted as `extract` writes).
+Nothing here re-implements a check.
 
-A block's state: `translated`, `missing`, `fuzzy` (a suggestion waits in the fuzzy sidecar),
-`invalid` (a translation that fails an error-level check: the page shows the English); the
-page's `stale` entries (keys the page no longer produces) are listed beside the blocks.
+A block's state is its verdict's: `translated`, `repaired`, `fuzzy`, `untranslated`, `invalid`;
+the page's `stale` entries (keys the page no longer produces) are listed beside the blocks. Only
+a value the page would show as written (translated), or an empty one, is saved: a value that needs
+a repair is refused, with its repaired form offered, so that the file holds what the translators'
+guide allows.
 """
 from __future__ import annotations
 
@@ -26,11 +28,12 @@ from ..read.prose import fill
 from ..read.structure import SourceFile, discover
 from ..render.localize import plain_text, valid_lists
 from ..translate import glossary, review_state
-from ..translate.catalog import Catalog, Entry, translation_path
-from ..translate.checks import EntryContext, run_entry_checks
+from ..builder.entries import asset_reader, figure_entries
+from ..translate.catalog import Catalog, translation_path
 from ..translate.files import MAX_VALUE_CHARS
 from ..translate.html_outline import visible_text
 from ..translate.extract import ConcurrentEdit, UnwritableFile, write_translation
+from ..translate.verdict import tally, untranslated_note
 from ..typeset.page import PageData
 
 
@@ -53,6 +56,7 @@ class _Page:
     file: SourceFile
     data: PageData
     catalog_path: Path
+    figures: tuple[str, ...] = ()  # its figures' entries: alt texts, SVG labels
 
 
 class Session:
@@ -75,13 +79,15 @@ class Session:
         with self.lock:
             result = build(self.config)
             files = discover(self.config.source)
+            read = asset_reader(files)
             pages = {}
             for file in files.pages:
                 if file.rel not in result.pages:
                     continue
                 data = result.pages[file.rel]
                 if data.sections or file.is_index:
-                    pages[file.url] = _Page(file, data, translation_path(self.root, file, self.lang))
+                    pages[file.url] = _Page(file, data, translation_path(self.root, file, self.lang),
+                                            tuple(figure_entries(data, read)))
             self.result, self.pages = result, pages
             self.build_id += 1
             return result
@@ -116,13 +122,13 @@ class Session:
         return terms
 
     def _block(self, page: _Page, catalog: Catalog, key: str, placeholders: tuple[str, ...], index: int,
-               section: str | None, reviews: dict) -> dict:
-        found = catalog.lookup(key)
+               section: str | None, reviews: dict, label: str = "") -> dict:
+        found = catalog.verdict(key)
         entry = catalog.entries.get(key)
         value = entry.value if entry is not None else ""
         plain = section is None
         english = html.escape(key) if plain else valid_lists(fill(key, placeholders))
-        if found.status == "translated" and found.html is not None:
+        if found.shown and found.html is not None:
             shown = html.escape(plain_text(found.html)) if plain else valid_lists(fill(found.html, placeholders))
         else:
             shown = english
@@ -133,7 +139,8 @@ class Session:
             "section": section,
             "key": key,
             "plain": plain,
-            "status": found.status,
+            "label": label,  # what a plain entry is: Title, Summary, Figure
+            "status": found.state,
             "html": shown,
             "english": english,
             "placeholders": list(placeholders),
@@ -154,9 +161,9 @@ class Session:
         reviews = review_state.load_quietly(page.catalog_path)
         blocks = []
         data = page.data
-        meta = [(data.title, "title")] + ([(data.summary, "summary")] if data.summary else [])
-        for key, _name in meta:
-            blocks.append(self._block(page, catalog, key, (), len(blocks), None, reviews))
+        meta = [(data.title, "Title")] + ([(data.summary, "Summary")] if data.summary else [])
+        for key, label in meta:
+            blocks.append(self._block(page, catalog, key, (), len(blocks), None, reviews, label))
         sections = []
         for s in data.sections:
             ids = []
@@ -164,11 +171,11 @@ class Session:
                 ids.append(len(blocks))
                 blocks.append(self._block(page, catalog, b.key, b.placeholders, len(blocks), s.id, reviews))
             sections.append({"id": s.id, "blocks": ids})
-        keys = set(data.keys)
+        for key in page.figures:
+            blocks.append(self._block(page, catalog, key, (), len(blocks), None, reviews, "Figure"))
+        keys = set(data.keys) | set(page.figures)
         stale = [{"key": k, "value": e.value} for k, e in catalog.entries.items() if k not in keys and e.value.strip()]
-        counts: dict[str, int] = {}
-        for b in blocks:
-            counts[b["status"]] = counts.get(b["status"], 0) + 1
+        counts = tally(catalog.verdict(b["key"]) for b in blocks)
         return {
             "url": url,
             "lang": self.lang,
@@ -190,7 +197,7 @@ class Session:
 
     def _find_block(self, page: _Page, key: str) -> tuple[tuple[str, ...], str | None]:
         data = page.data
-        if key == data.title or (data.summary and key == data.summary):
+        if key == data.title or (data.summary and key == data.summary) or key in page.figures:
             return (), None
         for s in data.sections:
             for b in s.blocks:
@@ -206,27 +213,26 @@ class Session:
         page = self.page(url)
         placeholders, section = self._find_block(page, key)
         self._check_size(value)
-        draft = Catalog(str(page.catalog_path), self.lang, {key: Entry(value, self._line(page, key))})
-        found = draft.lookup(key)
+        catalog = self._catalog(page)  # the draft is judged in its file, as the build will judge it
+        line = catalog.entries[key].line if key in catalog.entries else 0
+        found = catalog.with_value(key, value, line).verdict(key)
         findings = list(found.findings)
-        if found.status == "missing":  # the lookup checks nothing more; `check` says "not translated yet"
-            findings = run_entry_checks(EntryContext(key, value, str(page.catalog_path), self._line(page, key), self.lang))
+        if found.state in ("untranslated", "fuzzy"):  # as `check` says it
+            findings = [untranslated_note(str(page.catalog_path), line, key)]
         preview = None
-        if found.status == "translated" and found.html is not None:
+        if found.shown and found.html is not None:
             preview = html.escape(plain_text(found.html)) if section is None else valid_lists(fill(found.html, placeholders))
         return {
-            "status": found.status,
+            "status": found.state,
             "findings": [_finding(f) for f in findings],
             "preview": preview,
             "glossary": self._glossary_terms(page, key, value),
-            # a value that still has an error is not saved, even where the page would show the
-            # blocks that pass (translate/repair.py): the file should hold a correct translation
-            "saveable": found.status != "invalid" and not any(f.severity == "error" for f in findings),
+            # Saved: what the page shows as written, or "" (not translated yet). A value the page
+            # would show repaired, or in part, is not: the file should hold what the translators'
+            # guide allows (no unclosed tags, no text after </p>); its repaired form is offered.
+            "saveable": found.state in ("translated", "untranslated", "fuzzy"),
+            "repaired": found.repaired if found.state == "repaired" else None,
         }
-
-    def _line(self, page: _Page, key: str) -> int:
-        entry = self._catalog(page).entries.get(key)
-        return entry.line if entry is not None else 0
 
     @staticmethod
     def _check_size(value: str) -> None:
@@ -242,9 +248,14 @@ class Session:
         page = self.page(url)
         self._find_block(page, key)
         verdict = self.check(url, key, value)
+        if verdict["status"] == "repaired":
+            raise Refused(422, "not saved: the page could show this translation only repaired (see the findings); "
+                               "fix it, or take the repaired form", findings=verdict["findings"], repaired=verdict["repaired"])
         if not verdict["saveable"]:
             raise Refused(422, "not saved: the translation fails a check (see the findings); the page would show the English",
                           findings=verdict["findings"])
+        if verdict["status"] in ("untranslated", "fuzzy"):
+            value = ""  # emptied: not translated yet
         with self.lock:
             try:
                 written = write_translation(page.catalog_path, key, value, self.root, expected)

@@ -39,7 +39,8 @@ pattern come from `markup.js`, generated from labml_site/read/markup.py and load
     return e;
   }
 
-  var LABELS = {translated: "translated", missing: "missing", fuzzy: "fuzzy", invalid: "invalid"};
+  // The states of an entry's verdict (labml_site/translate/verdict.py), as the server sends them.
+  var LABELS = {translated: "translated", repaired: "repaired", fuzzy: "fuzzy", untranslated: "untranslated", invalid: "invalid"};
 
   // ---------------------------------------------------------------------------------------
   // The page's blocks
@@ -82,13 +83,13 @@ pattern come from `markup.js`, generated from labml_site/read/markup.py and load
     bar.appendChild(el("strong", "", "Translating · " + state.lang));
     bar.appendChild(el("code", "wb-file", state.file));
     bar.appendChild(el("span", "wb-counts", (c.translated || 0) + "/" + total + " translated · " +
-      (c.missing || 0) + " missing · " + (c.fuzzy || 0) + " fuzzy · " + (c.invalid || 0) + " invalid · " +
-      state.stale.length + " stale"));
+      (c.repaired || 0) + " repaired · " + (c.untranslated || 0) + " untranslated · " + (c.fuzzy || 0) + " fuzzy · " +
+      (c.invalid || 0) + " invalid · " + state.stale.length + " stale"));
     var next = el("button", "wb-next", "Next untranslated (Alt+N)");
     next.addEventListener("click", function () { goNext(1); });
     bar.appendChild(next);
-    state.blocks.filter(function (b) { return b.plain; }).forEach(function (b, i) {
-      var meta = el("button", "wb-meta", (i === 0 ? "Title" : "Summary") + ": " + LABELS[b.status]);
+    state.blocks.filter(function (b) { return b.plain; }).forEach(function (b) {
+      var meta = el("button", "wb-meta", b.label + (b.label === "Figure" ? " “" + b.key + "”" : "") + ": " + LABELS[b.status]);
       meta.setAttribute("data-status", b.status);
       meta.addEventListener("click", function () { open(b); });
       bar.appendChild(meta);
@@ -231,7 +232,7 @@ pattern come from `markup.js`, generated from labml_site/read/markup.py and load
     panel.setAttribute("data-index", String(b.index));
     panel.textContent = "";
     var head = el("header", "wb-head");
-    head.appendChild(el("h2", "", b.plain ? (b.index === 0 ? "Title" : "Summary") : "Block " + (b.index + 1)));
+    head.appendChild(el("h2", "", b.plain ? b.label : "Block " + (b.index + 1)));
     var status = el("span", "wb-status", LABELS[b.status]);
     status.setAttribute("data-status", b.status);
     head.appendChild(status);
@@ -433,7 +434,12 @@ pattern come from `markup.js`, generated from labml_site/read/markup.py and load
       showGlossary(r.data.glossary);
       var preview = panel.querySelector(".wb-preview");
       if (r.data.preview !== null) preview.innerHTML = r.data.preview;  // sanitised by the server
-      else preview.textContent = r.data.status === "missing" ? "(empty: the page shows the English)" : "(fails a check: the page would show the English)";
+      else preview.textContent = r.data.status === "untranslated" ? "(empty: the page shows the English)" : "(fails a check: the page would show the English)";
+      if (typeof r.data.repaired === "string") {  // shown only repaired: not saved as it is
+        var take = el("button", "wb-take-repaired", "Not saved as typed: use the repaired form");
+        take.addEventListener("click", function () { setValue(r.data.repaired, b); editor.focus(); runCheck(); });
+        preview.appendChild(take);
+      }
     });
   }
 
