@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labml_site.read import prose
+from labml_site.read.rules import emphasis, links
 from labml_site.read.prose import (MAX_KEY_CHARS, PLACEHOLDER_RE, Placeholder, fill, page_title,
                               placeholder, section_blocks)
 from labml_site.read.sections import Section, parse_markdown, parse_python
@@ -283,11 +284,11 @@ _NEEDS = [
     (prose._ESCAPE_RE, ["\\"]),
     (prose._AUTOLINK_RE, ["<"]),
     (prose._HTML_RE, ["<", "&"]),
-    (prose._STRONG_EM_RE, ["*"]),
-    (prose._STRONG_RE, ["*"]),
-    (prose._EM_RE, ["*"]),
-    (prose._SMART_STRONG_RE, ["_"]),
-    (prose._SMART_EM_RE, ["_"]),
+    (emphasis._STRONG_EM_RE, ["*"]),
+    (emphasis._STRONG_RE, ["*"]),
+    (emphasis._EM_RE, ["*"]),
+    (emphasis._SMART_STRONG_RE, ["_"]),
+    (emphasis._SMART_EM_RE, ["_"]),
     (prose._SPACES_RE, ["  "]),
     (prose._KEEP_RE, [prose._KEEP_MARK]),
     (prose._PH_MARK_RE, [prose._PH_MARK]),
@@ -317,7 +318,7 @@ def test_skipped_patterns_cannot_match_without_their_character(text):
 def test_closing_finds_the_first_balanced_closer(tail, pair):
     opener, closer = pair
     text = opener + tail
-    j = prose._closing(text, 0, prose._PARENS_RE if pair == "()" else prose._BRACKETS_RE)
+    j = links._closing(text, 0, links._PARENS_RE if pair == "()" else links._BRACKETS_RE)
     depths = []  # openers minus closers in text[:k + 1]
     for c in text:
         depths.append((depths[-1] if depths else 0) + (c == opener) - (c == closer))

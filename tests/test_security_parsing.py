@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from labml_site.builder.serve import host_allowed
 from labml_site.read import prose
+from labml_site.read.rules import code_spans, emphasis, headings, images
 from labml_site.read.sections import Section
 from labml_site.read import markup
 from labml_site.translate.checks import check_entry
@@ -154,10 +155,10 @@ _OLD_LOOSE = re.compile(
 _OLD_HTML = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?\s*/?>"
                        r"|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);", re.S)
 _OLD_EMPHASIS = [
-    (re.compile(r"\*\*\*(?!\s)(.+?)(?<!\s)\*\*\*", re.S), prose._STRONG_EM_OPEN, prose._STRONG_EM_CLOSE, 3, "<strong><em>", "</em></strong>"),
-    (re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*", re.S), prose._STRONG_OPEN, prose._STRONG_CLOSE, 2, "<strong>", "</strong>"),
-    (re.compile(r"(?<!\w)__(?!_)(.+?)(?<!_)__(?!\w)", re.S), prose._SMART_STRONG_OPEN, prose._SMART_STRONG_CLOSE, 2, "<strong>", "</strong>"),
-    (re.compile(r"(?<!\w)_(?!_)(.+?)(?<!_)_(?!\w)", re.S), prose._SMART_EM_OPEN, prose._SMART_EM_CLOSE, 1, "<em>", "</em>"),
+    (re.compile(r"\*\*\*(?!\s)(.+?)(?<!\s)\*\*\*", re.S), emphasis._STRONG_EM_OPEN, emphasis._STRONG_EM_CLOSE, 3, "<strong><em>", "</em></strong>"),
+    (re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*", re.S), emphasis._STRONG_OPEN, emphasis._STRONG_CLOSE, 2, "<strong>", "</strong>"),
+    (re.compile(r"(?<!\w)__(?!_)(.+?)(?<!_)__(?!\w)", re.S), emphasis._SMART_STRONG_OPEN, emphasis._SMART_STRONG_CLOSE, 2, "<strong>", "</strong>"),
+    (re.compile(r"(?<!\w)_(?!_)(.+?)(?<!_)_(?!\w)", re.S), emphasis._SMART_EM_OPEN, emphasis._SMART_EM_CLOSE, 1, "<em>", "</em>"),
 ]
 SMALL = settings(max_examples=400, deadline=None, derandomize=True)
 
@@ -187,7 +188,7 @@ def test_emphasis_matches_the_old_patterns(parts):
     text = "".join(parts)
     for pattern, opener, closer, width, before, after in _OLD_EMPHASIS:
         expected = pattern.sub(lambda m: before + m.group(1) + after, text)
-        assert prose._pair_sub(text, opener, closer, width, before, after) == expected
+        assert emphasis._pair_sub(text, opener, closer, width, before, after) == expected
 
 
 @SMALL
@@ -195,16 +196,16 @@ def test_emphasis_matches_the_old_patterns(parts):
 def test_images_match_the_old_pattern(parts):
     text = "".join(parts)
     for i in [j for j, c in enumerate(text) if c == "!"]:
-        m = prose._IMAGE_RE.match(text, i)
-        assert prose._image_match(text, i) == ((m.group(1), m.group(2), m.end()) if m else None)
+        m = images._IMAGE_RE.match(text, i)
+        assert images._image_match(text, i) == ((m.group(1), m.group(2), m.end()) if m else None)
 
 
 @SMALL
 @given(st.lists(st.sampled_from(["#", "##", " ", "\t", "a", "b c", "\r", "#a", "  #"]), max_size=10))
 def test_headings_match_the_old_pattern(parts):
     line = "".join(parts)
-    m = prose._HEADING_RE.match(line)
-    assert prose._heading(line) == ((len(m.group(1)), m.group(2), m.start(2)) if m else None)
+    m = headings._HEADING_RE.match(line)
+    assert headings._heading(line) == ((len(m.group(1)), m.group(2), m.start(2)) if m else None)
 
 
 @SMALL
@@ -212,7 +213,7 @@ def test_headings_match_the_old_pattern(parts):
 def test_code_spans_match_the_plain_search(parts):
     text = "".join(parts) + " " * 300  # long enough for the indexed path
     for i in [j for j, c in enumerate(text) if c == "`"]:
-        fast = prose._code_span(text, i)
+        fast = code_spans._code_span(text, i)
         n = len(text) - i - len(text[i:].lstrip("`"))
         j = i + n
         expected = None

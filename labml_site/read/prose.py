@@ -15,40 +15,29 @@ converter is purpose-built rather than a general Markdown engine:
   meaning): `1. ` ordered lists and `> ` blockquotes; a block that starts with a `>>> ` prompt
   is a doctest session, a code block placeholder (the original joins its lines into a paragraph).
 
-Rules are small registered functions, like Python-Markdown's processors: LINE_RULES (block
-structure, line by line), PLACEHOLDER_RULES (math, code, images) and INLINE_RULES (links,
-emphasis); a new construct is a new function. The module is pure and cheap: it runs once per source file.
+The constructs are rules registered by name and priority, like Python-Markdown's processors, one
+module each in `read/rules/`: line rules (block structure, line by line), placeholder rules (math,
+code, images) and inline rules (links, captions, emphasis); a new construct is a new module there.
+This module is the engine that runs them: blank-line blocks, fences and environments, block
+quotes and doctests, escaping and raw HTML, numbering placeholders, cutting long keys. It is pure
+and cheap: it runs once per source file.
 """
 from __future__ import annotations
 
 import bisect
 import html
 import re
-import threading
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import PurePath
 from typing import Callable, Sequence
 
 from .markup import PLACEHOLDER_RE, placeholder
+from .rules import INLINE_RULES, LINE_RULES, Placeholder, placeholder_rules_by_trigger
 from .sections import Section
 
 MAX_KEY_CHARS = 4000  # a longer section key is split into one key per top-level block
 
-
-@dataclass(frozen=True)
-class Placeholder:
-    kind: str  # "math" | "display_math" | "env" | "code" | "code_block" | "image"
-    text: str  # TeX between delimiters; whole env; code span content; code block body; image src
-    lang: str = ""  # code_block info string
-    alt: str = ""  # image alt text
-    line: int = 0  # source line, for error messages
-    standalone: bool = False  # display math that is alone in its paragraph
-
-    @property
-    def block(self) -> bool:
-        """Rendered as a block: code blocks, environments, and `$$..$$` alone in a paragraph."""
-        return self.kind in ("code_block", "env") or (self.kind == "display_math" and self.standalone)
 
 
 @dataclass(frozen=True)
@@ -74,243 +63,6 @@ class _Lines:
             return 0
         index = max(bisect.bisect_right(self._starts, offset) - 1, 0)  # last line start <= offset
         return self._lines[min(index, len(self._lines) - 1)]
-
-
-# ---------------------------------------------------------------------------------------------
-# Inline placeholders: each rule tries to match at text[i] and returns (Placeholder, end) or None
-
-
-PlaceholderRule = Callable[[str, int], "tuple[Placeholder, int] | None"]
-PLACEHOLDER_RULES: dict[str, list[PlaceholderRule]] = {}  # trigger character -> rules
-
-
-def placeholder_rule(trigger: str):
-    def register(fn: PlaceholderRule) -> PlaceholderRule:
-        PLACEHOLDER_RULES.setdefault(trigger, []).append(fn)
-        return fn
-    return register
-
-
-class _BacktickRuns:
-    """The runs of backticks of one text (start, length), to find a code span's closing run
-    without searching the rest of the text from each backtick (quadratic in a long run)."""
-
-    def __init__(self) -> None:
-        self.text: str | None = None
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        self.by_length: dict[int, list[int]] = {}
-
-    def load(self, text: str) -> None:
-        if text is self.text:
-            return
-        self.text = text
-        self.starts, self.ends, self.by_length = [], [], {}
-        for m in _BACKTICK_RUN_RE.finditer(text):
-            self.starts.append(m.start())
-            self.ends.append(m.end())
-            self.by_length.setdefault(m.end() - m.start(), []).append(m.start())
-
-    def span(self, text: str, i: int) -> tuple[int, int] | None:
-        """(n, j): the backticks from `i` on, and where the first later run of exactly that
-        many starts (j < 0: none); what `_code_span`'s search finds."""
-        self.load(text)
-        k = bisect.bisect_right(self.starts, i) - 1
-        if k < 0 or self.ends[k] <= i:
-            return None
-        n = self.ends[k] - i
-        same = self.by_length.get(n, [])
-        at = bisect.bisect_left(same, i + n)
-        return n, same[at] if at < len(same) else -1
-
-
-_BACKTICK_RUN_RE = re.compile("`+")
-
-
-def _backtick_runs() -> _BacktickRuns:
-    runs = getattr(_LOCAL, "runs", None)
-    if runs is None:
-        runs = _LOCAL.runs = _BacktickRuns()
-    return runs
-
-
-@placeholder_rule("`")
-def _code_span(text: str, i: int):
-    if len(text) > 256:  # short texts: the plain search below is quicker than indexing the runs
-        found = _backtick_runs().span(text, i)
-        if found is None:
-            return None
-        n, j = found
-        if j < 0 or j == i + n:
-            return None
-        return Placeholder("code", text[i + n:j].strip()), j + n
-    n = len(text) - i - len(text[i:].lstrip("`"))
-    j = i + n
-    while True:
-        j = text.find("`" * n, j)
-        if j < 0:
-            return None
-        k = j + n
-        if k < len(text) and text[k] == "`":  # a longer run does not close this span
-            while k < len(text) and text[k] == "`":
-                k += 1
-            j = k
-            continue
-        if j == i + n:
-            return None
-        return Placeholder("code", text[i + n:j].strip()), j + n
-
-
-@placeholder_rule("$")
-def _display_math(text: str, i: int):
-    if not text.startswith("$$", i):
-        return None
-    j = text.find("$$", i + 2)
-    if j < 0 or not text[i + 2:j].strip():
-        return None
-    return Placeholder("display_math", text[i + 2:j]), j + 2
-
-
-@placeholder_rule("$")
-def _inline_math(text: str, i: int):
-    if text.startswith("$$", i):
-        return None
-    j = i + 1
-    while True:
-        j = text.find("$", j)
-        if j < 0:
-            return None
-        if text[j - 1] == "\\":  # \$ inside math is a dollar sign, not the closing delimiter
-            j += 1
-            continue
-        break
-    if not text[i + 1:j].strip():
-        return None
-    return Placeholder("math", text[i + 1:j]), j + 1
-
-
-# What `_image_match` reads (it reads it by hand, in linear time; the pattern is the reference).
-_IMAGE_RE = re.compile(r'!\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)')
-
-
-class _NextIndex:
-    """`text.find(char, i)` for rising `i` in one text, each character of it looked at once: the
-    rules below are tried at every trigger of a paragraph, and a search from each to the end of
-    the text (for a "]" or a run of backticks that never comes) made them quadratic."""
-
-    def __init__(self) -> None:
-        self.text: str | None = None
-        self.found: dict[str, tuple[int, int]] = {}  # char → (searched from, found at)
-        self.images: dict[int, tuple[str, int] | None] = {}  # "]" → `_image_rest` after it
-
-    def use(self, text: str) -> None:
-        if text is not self.text:
-            self.text, self.found, self.images = text, {}, {}
-
-    def find(self, text: str, char: str, i: int) -> int:
-        self.use(text)
-        known = self.found.get(char)
-        if known is not None and known[0] <= i and (known[1] < 0 or known[1] >= i):
-            return known[1]
-        at = text.find(char, i)
-        self.found[char] = (i, at)
-        return at
-
-    def find_stop(self, text: str, i: int) -> int:
-        """The first ")", whitespace or ">" at or after `i` (-1: none), like `find`."""
-        self.use(text)
-        known = self.found.get("stop")
-        if known is not None and known[0] <= i and (known[1] < 0 or known[1] >= i):
-            return known[1]
-        m = _URL_STOP_RE.search(text, i)
-        at = m.start() if m else -1
-        self.found["stop"] = (i, at)
-        return at
-
-
-_LOCAL = threading.local()  # each thread its own indexes (builds may run in threads: serve)
-
-
-def _next_index() -> _NextIndex:
-    index = getattr(_LOCAL, "next", None)
-    if index is None:
-        index = _LOCAL.next = _NextIndex()
-    return index
-
-
-@placeholder_rule("!")
-def _image(text: str, i: int):
-    found = _image_match(text, i)
-    if found is None:
-        return None
-    alt, url, end = found
-    return Placeholder("image", url, alt=alt), end
-
-
-_SPACE_RUN_RE = re.compile(r"\s*")
-_URL_STOP_RE = re.compile(r"[)\s>]")
-
-
-def _space_end(text: str, i: int) -> int:
-    return _SPACE_RUN_RE.match(text, i).end()
-
-
-def _image_match(text: str, i: int) -> tuple[str, str, int] | None:
-    """`_IMAGE_RE.match(text, i)` as (alt, url, end), read by hand in time linear in what it looks
-    at: the pattern backtracks through every split of a run of spaces, and is tried at every "!"
-    of a paragraph, where each try scanned to the end of a crafted one. Each step below is the
-    path the pattern's backtracking takes first (tests/test_security_parsing.py checks the two
-    against each other on random text)."""
-    if not text.startswith("![", i):
-        return None
-    index = _next_index()
-    k = index.find(text, "]", i + 2)  # `[^\]]*\]`: the first "]"
-    if k < 0 or not text.startswith("(", k + 1):
-        return None
-    alt = text[i + 2:k]
-    known = index.images.get(k, False)  # what follows "](" depends on the "]" only, not on "!["
-    if known is not False:
-        return None if known is None else (alt, *known)
-    found = _image_rest(text, k + 2)
-    index.images[k] = found
-    return None if found is None else (alt, *found)
-
-
-def _image_rest(text: str, p: int) -> tuple[str, int] | None:
-    """(url, end) of what `_IMAGE_RE` reads after its "](", at `p`, or None."""
-    index = _next_index()
-    w = _space_end(text, p)  # `\s*`, greedy
-    g0 = w + 1 if text.startswith("<", w) else w  # `<?`
-    q = index.find_stop(text, g0)  # `[^)\s>]*`: to the first ")", space or ">"
-    q = len(text) if q < 0 else q
-    end = _image_tail(text, q + 1 if text.startswith(">", q) else q)  # `>?`, then the rest
-    if end is not None:
-        return text[g0:q], end
-    # `\s*` gives back its last space: then the URL is empty and the title starts at `w`.
-    if w > p and text.startswith('"', w):
-        end = _title_tail(text, w)
-        if end is not None:
-            return "", end
-    return None
-
-
-def _title_tail(text: str, at: int) -> int | None:
-    """`"[^"]*"\\s*\\)` at `at` (a '"'): the end, or None."""
-    close = _next_index().find(text, '"', at + 1)
-    if close < 0:
-        return None
-    r = _space_end(text, close + 1)
-    return r + 1 if text.startswith(")", r) else None
-
-
-def _image_tail(text: str, r: int) -> int | None:
-    """`(?:\\s+"[^"]*")?\\s*\\)` at `r`: the end, or None."""
-    r2 = _space_end(text, r)
-    if r2 > r and text.startswith('"', r2):
-        end = _title_tail(text, r2)
-        if end is not None:
-            return end
-    return r2 + 1 if text.startswith(")", r2) else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,186 +96,6 @@ def _keep_html(text: str, keep: Callable[[str], str]) -> str:
 _AUTOLINK_RE = re.compile(r"<((?:https?|ftp)://[^<>\s]+)>")
 _ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()>#+\-.!])")
 
-InlineRule = Callable[[str], str]
-INLINE_RULES: list[InlineRule] = []  # applied in order to escaped text
-
-
-def inline_rule(fn: InlineRule) -> InlineRule:
-    INLINE_RULES.append(fn)
-    return fn
-
-
-_PARENS_RE = re.compile(r"[()]")
-_BRACKETS_RE = re.compile(r"[\[\]]")
-_TITLED_URL_RE = re.compile(r'^(\S*)\s+&quot;(.*)&quot;$', re.S)
-
-
-def _closing(text: str, i: int, delimiters: re.Pattern[str]) -> int:
-    """Index of the delimiter that closes the one opening at text[i], counting nested pairs;
-    -1 when it is never closed. Jumps between delimiters: URLs and labels are mostly neither."""
-    opener, depth = text[i], 0
-    for m in delimiters.finditer(text, i):
-        if text[m.start()] == opener:
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
-                return m.start()
-    return -1
-
-
-def _matching(text: str, delimiters: re.Pattern[str]) -> dict[int, int]:
-    """opener index → the index of the delimiter that closes it (`_closing` for every opener at
-    once, by one pass with a stack): a paragraph of unclosed "[" made `_closing` scan to the end
-    from each of them."""
-    stack: list[int] = []
-    pairs: dict[int, int] = {}
-    for m in delimiters.finditer(text):
-        if text[m.start()] in "[(":
-            stack.append(m.start())
-        elif stack:
-            pairs[stack.pop()] = m.start()
-    return pairs
-
-
-def _link_end(text: str, i: int, parens: dict[int, int] | None = None) -> "tuple[str, str | None, int] | None":
-    """Parse `(url "title")` at text[i] with balanced parentheses inside the URL, like
-    Python-Markdown; returns (url, title, end) or None (then it is not a link). `parens`: the
-    text's `_matching` parentheses, when known."""
-    j = _closing(text, i, _PARENS_RE) if parens is None else parens.get(i, -1)
-    if j < 0:
-        return None
-    inner = text[i + 1:j].strip()
-    title = None
-    m = _TITLED_URL_RE.match(inner)
-    if m:
-        inner, title = m.group(1), m.group(2)
-    if inner.startswith("<") and inner.endswith(">"):
-        inner = inner[1:-1]
-    if "\n" in inner or inner.count("(") != inner.count(")"):  # spaces may be in a URL, as in Python-Markdown
-        return None
-    return inner, title, j + 1
-
-
-_HIDE_URL_CHARS = str.maketrans({"_": "\ue006", "*": "\ue007"})
-_SHOW_URL_CHARS = str.maketrans({"\ue006": "_", "\ue007": "*"})
-
-# Links nested in link labels deeper than this are left as text (no page has more than one level;
-# the limit keeps a crafted paragraph from exhausting the stack).
-MAX_LINK_NESTING = 32
-
-
-@inline_rule
-def _links(text: str, depth: int = 0) -> str:
-    if "[" not in text or depth > MAX_LINK_NESTING:
-        return text
-    brackets = _matching(text, _BRACKETS_RE)  # the matching ], allowing nested brackets
-    parens: dict[int, int] | None = None
-    out: list[str] = []
-    i = 0
-    while True:
-        start = text.find("[", i)
-        if start < 0:
-            break
-        j = brackets.get(start, -1)
-        if j < 0 or not text.startswith("(", j + 1):
-            out.append(text[i:start + 1])
-            i = start + 1
-            continue
-        if parens is None:
-            parens = _matching(text, _PARENS_RE)
-        parsed = _link_end(text, j + 1, parens)
-        if parsed is None:
-            out.append(text[i:start + 1])
-            i = start + 1
-            continue
-        url, title, end = parsed
-        # emphasis never applies inside a link target (`samples/__init__.py`): its `_` and `*`
-        # are hidden from the later rules and restored after them (`_URL_CHARS`)
-        url = url.translate(_HIDE_URL_CHARS)
-        label = _links(text[start + 1:j], depth + 1)
-        title_attr = f' title="{title}"' if title is not None else ""
-        out.append(text[i:start])
-        out.append(f'<a href="{url}"{title_attr}>{label}</a>')
-        i = end
-    out.append(text[i:])
-    return "".join(out)
-
-
-# as in Python-Markdown, `*` surrounded by spaces (`a * b * c`) is not emphasis
-_STRONG_EM_RE = re.compile(r"\*\*\*(?!\s)(.+?)(?<!\s)\*\*\*", re.S)
-_STRONG_RE = re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*", re.S)
-# A closing `*` may follow a space, as in Python-Markdown; an opening one may be followed by one
-# only at the start of a line: `* ` items right after a paragraph line are no list (a list starts
-# a block), and the original reads the first such item up to the next `*` as emphasis
-_EM_RE = re.compile(r"(?:(?<=\n)\*|\*(?!\s))([^*]+?)\*")
-_SMART_STRONG_RE = re.compile(r"(?<!\w)__(?!_)(.+?)(?<!_)__(?!\w)", re.S)
-_SMART_EM_RE = re.compile(r"(?<!\w)_(?!_)(.+?)(?<!_)_(?!\w)", re.S)
-
-
-# The same patterns cut in two: where one may open, where one may close (each a zero-width
-# match, so overlapping ones are all found). `_pair_sub` pairs them as the lazy `(.+?)` does, in
-# linear time: the patterns above scan to the end of the text from every opener that never closes
-# (a paragraph of "**a " took seconds).
-_STRONG_EM_OPEN = re.compile(r"\*\*\*(?!\s)")
-_STRONG_EM_CLOSE = re.compile(r"(?<!\s)(?=\*\*\*)")
-_STRONG_OPEN = re.compile(r"\*\*(?!\s)")
-_STRONG_CLOSE = re.compile(r"(?<!\s)(?=\*\*)")
-_SMART_STRONG_OPEN = re.compile(r"(?<!\w)__(?!_)")
-_SMART_STRONG_CLOSE = re.compile(r"(?<!_)(?=__(?!\w))")
-_SMART_EM_OPEN = re.compile(r"(?<!\w)_(?!_)")
-_SMART_EM_CLOSE = re.compile(r"(?<!_)(?=_(?!\w))")
-
-
-def _pair_sub(text: str, opener: re.Pattern[str], closer: re.Pattern[str], width: int, before: str, after: str) -> str:
-    """`re.sub(OPEN (.+?) CLOSE, before + \\1 + after, text, flags=re.S)` for the pairs above:
-    the leftmost opener with a closer at least one character after it, and the first such closer.
-    When the leftmost opener has none, no later one has (its closers are a subset): done."""
-    closes = [m.start() for m in closer.finditer(text)]
-    if not closes:
-        return text
-    out: list[str] = []
-    pos = 0
-    while True:
-        m = opener.search(text, pos)
-        if m is None:
-            break
-        start = m.start()
-        k = bisect.bisect_left(closes, start + width + 1)
-        if k == len(closes):
-            break
-        end = closes[k]
-        out.append(text[pos:start])
-        out.append(before + text[start + width:end] + after)
-        pos = end + width
-    out.append(text[pos:])
-    return "".join(out)
-
-
-# labml's caption: `---*text*---` is `<small><em>text</em></small>` (the emphasis rule below
-# makes the `<em>`).
-_CAPTION_RE = re.compile(r"---(\*(?!\s)[^*]+?(?<!\s)\*)---", re.S)
-
-
-@inline_rule
-def _captions(text: str) -> str:
-    if "---*" not in text:
-        return text
-    return _CAPTION_RE.sub(r"<small>\1</small>", text)
-
-
-@inline_rule
-def _emphasis(text: str) -> str:
-    # Each pattern needs its delimiter, and most text has none: skip the substitution then.
-    if "*" in text:
-        text = _pair_sub(text, _STRONG_EM_OPEN, _STRONG_EM_CLOSE, 3, "<strong><em>", "</em></strong>")
-        text = _pair_sub(text, _STRONG_OPEN, _STRONG_CLOSE, 2, "<strong>", "</strong>")
-        text = _EM_RE.sub(r"<em>\1</em>", text)
-    if "_" in text:
-        text = _pair_sub(text, _SMART_STRONG_OPEN, _SMART_STRONG_CLOSE, 2, "<strong>", "</strong>")
-        text = _pair_sub(text, _SMART_EM_OPEN, _SMART_EM_CLOSE, 1, "<em>", "</em>")
-    return text
-
 
 _SPACES_RE = re.compile(r" {2,}")
 _KEEP_RE = re.compile(f"{_KEEP_MARK}(\\d+){_KEEP_END}")
@@ -535,7 +107,7 @@ _TRIGGERS: dict[tuple[str, ...], re.Pattern[str]] = {}
 
 def _triggers() -> re.Pattern[str]:
     """A pattern for the characters placeholder rules start at (rules may be added later)."""
-    keys = tuple(sorted(PLACEHOLDER_RULES))
+    keys = tuple(sorted(placeholder_rules_by_trigger()))
     pattern = _TRIGGERS.get(keys)
     if pattern is None:
         pattern = _TRIGGERS[keys] = re.compile("[" + re.escape("".join(keys) + "\\") + "]")
@@ -569,8 +141,6 @@ class _Inline:
         marked = html.escape(marked, quote=True)
         for rule in INLINE_RULES:
             marked = rule(marked)
-        if "\ue006" in marked or "\ue007" in marked:
-            marked = marked.translate(_SHOW_URL_CHARS)
         # runs of spaces collapse; then the newlines inside a block become spaces
         if "  " in marked:
             marked = _SPACES_RE.sub(" ", marked)
@@ -590,6 +160,7 @@ class _Inline:
         out: list[str] = []
         i = start = 0
         triggers = _triggers()
+        rules = placeholder_rules_by_trigger()
         while True:
             # Jump to the next character a rule (or an escape) starts at: most text is plain.
             next_trigger = triggers.search(text, i)
@@ -601,7 +172,7 @@ class _Inline:
                 i += 2  # an escaped delimiter is text
                 continue
             found = None
-            for rule in PLACEHOLDER_RULES.get(c, ()):
+            for rule in rules.get(c, ()):
                 found = rule(text, i)
                 if found:
                     break
@@ -655,12 +226,7 @@ class _Element:
 
 _FENCE_RE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([^`\s]*)[^\n]*$", re.M)
 _BEGIN_RE = re.compile(r"^[ \t]*\\begin\{([A-Za-z*]+)\}", re.M)
-_HEADING_RE = re.compile(r"^(#{1,6})(?!#)[ \t]*(.*?)[ \t]*#*[ \t]*$")  # what `_heading` reads
-_ITEM_RE = re.compile(r"^( *)[*+-][ \t]+")
-_ORDERED_RE = re.compile(r"^( *)\d{1,9}[.)][ \t]+")
 _QUOTE_RE = re.compile(r"^ {0,3}> ?")
-_PARAM_RE = re.compile(r"^:param[ \t]+([^:\s]+)[ \t]*:")
-_RETURN_RE = re.compile(r"^:returns?:")
 
 
 _CLOSER_RE = {c: re.compile(r"^[ \t]*(" + re.escape(c) + r"{3,})[ \t]*$", re.M) for c in "`~"}
@@ -888,6 +454,15 @@ class _BlockParser:
         self.close_para()
         self.close_list()
 
+    def add(self, kind: str, text: str = "", offset: int = 0, placeholder: Placeholder | None = None) -> None:
+        """A heading (its text and where it starts), a block placeholder or a paragraph."""
+        self.elements.append(_Element(kind, text, offset, placeholder=placeholder))
+
+    def special(self, line: str) -> tuple[Placeholder, int] | None:
+        """The block placeholder whose sentinel starts `line`, and where the sentinel ends."""
+        m = _SENTINEL_RE.match(line)
+        return (self.doc.specials[int(m.group(1))], m.end()) if m else None
+
     def open_item(self, k: int, at: int, kind: str = "li", code: str = "", code_at: int = 0,
                   ordered: bool = False) -> None:
         if self.items and self.items[0]["ordered"] != ordered:
@@ -896,105 +471,6 @@ class _BlockParser:
         self.items.append({"lines": [k], "kind": kind, "code": code, "code_at": code_at,
                            "ordered": ordered})
 
-
-LineRule = Callable[[_BlockParser, int, str], bool]
-LINE_RULES: list[LineRule] = []  # tried in order on each line; the first that returns True wins
-
-
-def line_rule(fn: LineRule) -> LineRule:
-    LINE_RULES.append(fn)
-    return fn
-
-
-@line_rule
-def _block_placeholder_line(p: _BlockParser, k: int, line: str) -> bool:
-    """A fenced code block or environment (already replaced by a sentinel)."""
-    m = _SENTINEL_RE.match(line)
-    if not m:
-        return False
-    p.close()
-    ph = p.doc.specials[int(m.group(1))]
-    p.elements.append(_Element(ph.kind, placeholder=ph))
-    p.list_allowed = True
-    if line[m.end():].strip():  # text after `\\end{..}` on the same line starts a paragraph
-        p.column[k] = m.end()
-        p.para.append(k)
-    elif ph.kind == "env" and k == len(p.lines) - 2 and p.lines[k + 1] == "":
-        # The newline after an environment that ends a comment (comment lines each end with one;
-        # a docstring's prose has no trailing newline) is a paragraph of its own in the original
-        # key rule: `…</span><p> </p>`, whether code follows the comment or a blank line does.
-        p.elements.append(_Element("p", " ", p.starts[k + 1]))
-    return True
-
-
-def _heading(line: str) -> tuple[int, str, int] | None:
-    """`_HEADING_RE.match(line)` as (level, text, where the text starts), in linear time: the
-    pattern's `(.*?)[ \t]*#*[ \t]*$` tried every split of a run of spaces ("# a", 2,000 spaces
-    and "b" took 19 s). The lazy text ends where the longest suffix of spaces, then "#"s, then
-    spaces begins; the leading spaces are skipped first."""
-    if not line.startswith("#"):
-        return None
-    level = len(line) - len(line.lstrip("#"))
-    if level > 6:
-        return None  # `#{1,6}(?!#)`
-    start = level + (len(line) - level - len(line[level:].lstrip(" \t")))
-    end = len(line.rstrip(" \t").rstrip("#").rstrip(" \t"))
-    return level, line[start:max(start, end)], start
-
-
-@line_rule
-def _heading_line(p: _BlockParser, k: int, line: str) -> bool:
-    h = _heading(line)
-    if not h:
-        return False
-    level, text, start = h
-    p.close()
-    p.elements.append(_Element(f"h{level}", text, p.starts[k] + start))
-    p.list_allowed = True
-    return True
-
-
-@line_rule
-def _param_line(p: _BlockParser, k: int, line: str) -> bool:
-    """`:param name: text` is a list item `<li>name-as-code  text</li>`, wherever it appears."""
-    m = _PARAM_RE.match(line)
-    if not m:
-        return False
-    p.close_para()
-    p.open_item(k, m.end(), code=m.group(1), code_at=m.start(1))
-    return True
-
-
-@line_rule
-def _return_line(p: _BlockParser, k: int, line: str) -> bool:
-    """`:return: text` is a list entry `<p><em>Returns</em>  text</p>` (inside the `<ul>`)."""
-    m = _RETURN_RE.match(line)
-    if not m:
-        return False
-    p.close_para()
-    p.open_item(k, m.end(), kind="returns")
-    return True
-
-
-@line_rule
-def _item_line(p: _BlockParser, k: int, line: str) -> bool:
-    """`* `, `- `, `+ ` items, and `1. ` items of an ordered list: at the start of a block,
-    after a heading, or after another item."""
-    if not (p.items or (p.list_allowed and not any(p.lines[j] for j in p.para))):
-        return False  # checked first: inside a paragraph, most lines are text
-    m = _ITEM_RE.match(line)
-    ordered = False
-    if not m:
-        m, ordered = _ORDERED_RE.match(line), True
-    if not m:
-        return False
-    p.para = []  # only blank lines precede the list
-    if p.items and len(m.group(1)) > 3:
-        # a nested item becomes a sibling; its indentation (collapsed to one space, as runs of
-        # spaces are) stays behind in the previous item, after its newline
-        p.suffix[p.items[-1]["lines"][-1]] = " "
-    p.open_item(k, m.end(), ordered=ordered)
-    return True
 
 
 def _elements(prose: str, lines: _Lines) -> list[_Element]:
