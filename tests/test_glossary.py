@@ -34,7 +34,7 @@ def test_markdown_rows_become_terms():
     assert ("head size",) in terms  # code in a parenthesis is not an alias
     assert terms[("pre-norm",)].expected == ("前置归一化（pre-norm）", "前置归一化")  # paired, gloss optional
     assert terms[("post-norm",)].expected == ("后置归一化（post-norm）", "后置归一化")
-    assert ("softmax",) not in terms  # kept in English: nothing to enforce
+    assert terms[("softmax",)].expected == ("softmax",)  # kept in English: the English must stay
 
 
 def test_json_sibling():

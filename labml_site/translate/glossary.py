@@ -25,8 +25,9 @@ English column (`_english_alternatives`):
 Translation column: `x / y` alternatives pair up with the English ones (or with the parts of
 speech) when there are as many of each, else any is accepted; within one, `;` or `,` separate
 synonyms, all accepted (`均值；平均`); a parenthesis after a term (`批量维在前（batch-first）`) is
-an optional gloss. Rows whose translation is only the English (`softmax | softmax`) enforce
-nothing. A translation that keeps the English words themselves (a name, “rank 0”) uses the term.
+an optional gloss. A translation that keeps the English words themselves (a name, “rank 0”)
+uses the term, so a row whose translation is the English (`softmax | softmax`) asks that the
+word stay in English (“变压器” for “transformer” is flagged).
 
 `glossary.<lang>.json` (read instead of the Markdown when present) is `{"english cell":
 "translation cell" | ["synonym", …]}`, each read like the table's cells.
@@ -192,8 +193,6 @@ def _terms(english_cell: str, expected_cell: str, note: str) -> list[Term]:
     terms = []
     for names, pos, excluded, sense, wanted in pairs:
         wanted = list(dict.fromkeys(wanted))
-        if all(w.lower() in names for w in wanted):
-            continue  # kept in English (softmax, dropout): nothing to enforce
         terms.append(Term(names, tuple(wanted), note, sense, pos, excluded))
     return terms
 
