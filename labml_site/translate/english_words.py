@@ -117,6 +117,7 @@ _DETERMINERS = frozenset(
 _PREPOSITIONS = frozenset(
     "of in on at for with by per about between among across through under over into onto "
     "without within via like than as".split())
+_BE = frozenset("is are was were be been being isn't aren't".split())  # a noun follows, never a verb's -s
 _SUBJECTS_OR_MODALS = frozenset(
     "we you they i it he she can could will would shall should may might must do does did "
     "don't doesn't didn't cannot won't let's we'll".split())
@@ -134,16 +135,19 @@ def part_of_speech(toks: list[Token], start: int, end: int, form: str) -> str:
     prev = _word_before(toks, start)
     nxt = toks[end] if end < len(toks) else None
     after = nxt.lower if nxt is not None else ""
-    # An object seems to follow: a determiner or pronoun, a placeholder, a number, a name ("CUDA").
-    object_next = nxt is not None and (
-        after in _OBJECT_STARTS or nxt.kind in ("placeholder", "number") or (nxt.kind == "word" and nxt.text[0].isupper())
-    )
-    if prev in _DETERMINERS or prev in _PREPOSITIONS:
-        return "noun"  # "the mean", "of masks"
+    # An object seems to follow: a determiner or pronoun, a placeholder, a number, a name ("CUDA";
+    # not in a title, where every word is capitalised: "Samples Generating text").
+    name_next = nxt is not None and nxt.kind == "word" and nxt.text[0].isupper() and not toks[end - 1].text[0].isupper()
+    object_next = nxt is not None and (after in _OBJECT_STARTS or nxt.kind in ("placeholder", "number") or name_next)
+    if prev in _DETERMINERS or prev in _PREPOSITIONS or prev in _BE:
+        return "noun"  # "the mean", "of masks", "are samples from"
     if prev in _SUBJECTS_OR_MODALS:
         return "verb"  # "we sample", "can mask"
-    if prev == "to":
-        return "verb" if object_next or after in _VERB_PARTICLES else "noun"  # "to sample the" / "attend to keys"
+    if prev == "to":  # "to sample the …", "to sample with"; "attend to keys"
+        takes = object_next or after in _VERB_PARTICLES or (after in _PREPOSITIONS and after != "of")
+        return "verb" if takes else "noun"
+    if form == "" and prev.endswith("ly") and len(prev) > 4 and object_next:
+        return "verb"  # "greedily sample the last token"
     if form == "s":
         # "0 means …", "the mask broadcasts over …", "every row sums to 1"; "keys and values" stays a noun
         if object_next or after in _VERB_PARTICLES or (nxt is not None and nxt.text in ("“", '"', "'", "‘")):

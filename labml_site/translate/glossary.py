@@ -435,7 +435,9 @@ def uses(lang: str, text: str, match: Match) -> bool:
     """Whether the translation's plain `text` renders `match`: with the glossary's word, or by
     keeping the English as it is."""
     prepared = inflection.prepared(lang, text)
-    return prepared.uses_any(match.term.expected) or prepared.keeps_english(match.found)
+    if prepared.uses_any(match.term.expected):
+        return True
+    return any(prepared.keeps_english(form) for form in (match.found, *match.term.english))
 
 
 def term_report(glossary: Glossary | None, lang: str, key: str, value: str) -> list[tuple[Match, bool]]:
