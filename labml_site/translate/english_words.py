@@ -143,10 +143,10 @@ def part_of_speech(toks: list[Token], start: int, end: int, form: str) -> str:
         return "noun"  # "the mean", "of masks", "are samples from"
     if prev in _SUBJECTS_OR_MODALS:
         return "verb"  # "we sample", "can mask"
-    if prev == "to":  # "to sample the …", "to sample with"; "attend to keys"
-        takes = object_next or after in _VERB_PARTICLES or (after in _PREPOSITIONS and after != "of")
+    if prev == "to":  # "to sample the …", "to sample with", "to sample efficiently"; "attend to keys"
+        takes = object_next or after in _VERB_PARTICLES or (after in _PREPOSITIONS and after != "of") or _adverb(after)
         return "verb" if takes else "noun"
-    if form == "" and prev.endswith("ly") and len(prev) > 4 and object_next:
+    if form == "" and _adverb(prev) and object_next:
         return "verb"  # "greedily sample the last token"
     if form == "s":
         # "0 means …", "the mask broadcasts over …", "every row sums to 1"; "keys and values" stays a noun
@@ -158,6 +158,14 @@ def part_of_speech(toks: list[Token], start: int, end: int, form: str) -> str:
     if prev in ("", ".", ":", ";", "!", "?", "and", "or", "then") and nxt is not None and (after in _OBJECT_STARTS or nxt.kind == "placeholder"):
         return "verb"
     return "noun"
+
+
+def _adverb(word: str) -> bool:
+    return len(word) > 4 and word.endswith("ly") and word not in ("only", "early", "family", "apply", "supply", "reply")
+
+
+# Idioms in which a word is no technical term: "pay attention to", "step by step".
+IDIOMS = ("pay attention", "pays attention", "paid attention", "paying attention", "step by step")
 
 
 def _word_before(toks: list[Token], start: int) -> str:

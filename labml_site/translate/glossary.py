@@ -362,8 +362,9 @@ def _match_at(toks: list[english_words.Token], i: int, words: tuple[str, ...]) -
     return form
 
 
-def _excluded(toks: list[english_words.Token], i: int, end: int, term: Term) -> bool:
-    for phrase in term.excluded:
+def _excluded(toks: list[english_words.Token], i: int, end: int, phrases: tuple[str, ...]) -> bool:
+    """Whether `toks[i:end]` lies inside one of `phrases` (a row's `not:` list, or an idiom)."""
+    for phrase in phrases:
         words = _words(phrase)
         for start in range(max(0, end - len(words)), i + 1):
             if start + len(words) >= end and _match_at(toks, start, words) is not None:
@@ -391,7 +392,7 @@ def terms_in(glossary: Glossary | None, english_text: str) -> list[Match]:
             end = i + len(words)
             if term.pos and english_words.part_of_speech(toks, i, end, form) != term.pos:
                 continue
-            if term.excluded and _excluded(toks, i, end, term):
+            if _excluded(toks, i, end, term.excluded + english_words.IDIOMS):
                 continue
             spans.append((i, end, term))
     spans.sort(key=lambda s: (-(s[1] - s[0]), -(toks[s[1] - 1].end - toks[s[0]].start), s[0]))

@@ -35,6 +35,9 @@ _WORD = re.compile(r"\w+")
 _IGNORED_CJK = re.compile(r"[\s・·･‧]+")
 _PARTICLES = {"zh": re.compile("的")}
 _KATAKANA_RUN = re.compile(r"([\u30a1-\u30fa]{3,})ー")
+# A Japanese word that ends in a kanji and one kana (okurigana) is a verb's form: its last kana
+# changes as the verb inflects.
+_OKURIGANA = re.compile(r"[\u4e00-\u9fff][\u3041-\u3096]$")
 
 
 def primary(lang: str) -> str:
@@ -60,6 +63,8 @@ def _cjk_pattern(lang: str, wanted: str) -> re.Pattern:
     body = re.escape(_cjk_normal(lang, wanted))
     # "レイヤー" also matches "レイヤ": a long vowel after three or more katakana is optional.
     body = _KATAKANA_RUN.sub(lambda m: m.group(1) + "ー?", body)
+    if primary(lang) == "ja" and len(wanted) >= 3 and _OKURIGANA.search(wanted):
+        body = body[:-1] + "[\u3041-\u3096]"  # 埋め込み is also 埋め込ま(れる), 埋め込む
     return re.compile(body)
 
 
