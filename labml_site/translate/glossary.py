@@ -309,6 +309,7 @@ _Index = dict[str, list[tuple[tuple[str, ...], Term]]]  # a form's first word â†
 _INDEXES: dict[int, tuple[Glossary, _Index]] = {}
 
 
+@lru_cache(maxsize=8192)
 def _words(form: str) -> tuple[str, ...]:
     return tuple(t.lower for t in english_words.tokens(form) if t.kind in ("word", "number"))
 

@@ -90,6 +90,9 @@ def _crude_stem(word: str) -> str:
     return word
 
 
+_ENDING_STARTS = frozenset("aeiouyäöüéèàåøаеёиоуыэюяьйіїєґ")  # where an inflectional ending starts
+
+
 def _fold(word: str) -> str:
     return word.casefold().replace("ё", "е")
 
@@ -122,22 +125,25 @@ def same_word(a: str, b: str, stem_a: str, stem_b: str) -> bool:
     Snowball cuts short or ambiguous words where their forms part (“голова” → голов, “голов” →
     гол; “токен” → ток, “токенов” → токен), so the words themselves are compared too: one that
     starts the other with at most an ending (four letters) more, or, for words of four letters
-    or less, the same but for the last letter (“ось” / “оси”, “путь” / “пути”).
+    or less, the same but for the last letter, followed by a vowel (“ось” / “оси”, “путь” /
+    “пути”; not “слой” / “слова”).
     """
     if stem_a == stem_b or a == b:
         return True
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
     if len(short) >= 4 and long_.startswith(short) and len(long_) - len(short) <= 4:
         return True
-    if len(short) <= 4 and len(short) >= 3 and short[:-1] == long_[: len(short) - 1] and len(long_) <= len(short) + 3:
-        return True
+    if (3 <= len(short) <= 4 and short[:-1] == long_[: len(short) - 1] and len(long_) <= len(short) + 3
+            and long_[len(short) - 1] in _ENDING_STARTS):
+        return True  # ось / оси, путь / пути; not слой / слова
     s_short, s_long = (stem_a, stem_b) if len(stem_a) <= len(stem_b) else (stem_b, stem_a)
     if len(s_short) >= 4 and s_long.startswith(s_short):
         return True  # транслир / транслирова, возобнов / возобновля
     if _fleeting_vowel(stem_a, stem_b) or _fleeting_vowel(a, b):
         return True
-    if _shared_start(short, long_) >= max(5, len(short) - 2):
-        return True  # токена / токенов: one stem, endings of two or three letters
+    shared = _shared_start(short, long_)
+    if shared >= max(5, len(short) - 2) and len(long_) - shared <= 3:
+        return True  # токена / токенов: one stem, endings of up to three letters (not токен / токенизатор)
     common = _shared_start(s_short, s_long)
     return common >= 5 and common >= len(s_short) - 1  # сэмплир(о)… / сэмплир(у)…
 
@@ -149,13 +155,13 @@ class Text:
         self.lang = lang
         self.text = text
         self.cjk = is_cjk(lang)
+        self.by_initial: dict[str, list[str]] = {}  # first letter → the words (stems are made when asked)
         if self.cjk:
             self.normal = _cjk_normal(lang, text)
-            self.words: tuple[tuple[str, str], ...] = ()
         else:
             self.normal = ""
-            folded = dict.fromkeys(_fold(w) for w in _WORD.findall(text))
-            self.words = tuple((w, stem(lang, w)) for w in folded)
+            for word in dict.fromkeys(_fold(w) for w in _WORD.findall(text)):
+                self.by_initial.setdefault(word[0], []).append(word)
 
     def uses(self, wanted: str) -> bool:
         """Whether the text uses `wanted` (a word or phrase of the target language)."""
@@ -165,8 +171,10 @@ class Text:
         return bool(words) and all(self._has_word(_fold(w)) for w in words)
 
     def _has_word(self, word: str) -> bool:
+        # Forms of one word share its first letter (Snowball only cuts endings), so only those
+        # words of the text are stemmed.
         word_stem = stem(self.lang, word)
-        return any(same_word(word, w, word_stem, s) for w, s in self.words)
+        return any(same_word(word, w, word_stem, stem(self.lang, w)) for w in self.by_initial.get(word[0], ()))
 
     def uses_any(self, expected: tuple[str, ...]) -> bool:
         return any(self.uses(w) for w in expected)
