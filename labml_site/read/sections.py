@@ -52,7 +52,7 @@ class SourceError(Exception):
     """A source file we cannot split; str() is `path:line: message`."""
 
     def __init__(self, path: str, line: int, message: str, col: int = 0):
-        super().__init__(f"{path or '<input>'}:{line}{f':{col}' if col else ''}: {message}")
+        super().__init__(f"{path or '<input>'}:{line}: {message}")
         self.path = path
         self.line = line
         self.col = col  # 1-based, 0 when unknown
