@@ -2,8 +2,9 @@
 
 - Chinese, Japanese, Korean: no spaces between words, no inflection that changes a term's
   characters: a substring, after NFKC and case folding, ignoring spaces and middle dots, the
-  Chinese attributive particle (“缩放后的分数” uses “缩放后分数”, “新词元的 id” uses “词元 id”), and a
-  long-vowel mark a Japanese loan word may drop at a word's end (“レイヤ” for “レイヤー”).
+  Chinese attributive particle (“缩放后的分数” uses “缩放后分数”, “新词元的 id” uses “词元 id”), a
+  long-vowel mark a Japanese loan word may drop at a word's end (“レイヤ” for “レイヤー”), and the
+  last kana of a Japanese verbal noun (“埋め込み” in “埋め込まれた”).
 - Other languages: each word of the expected phrase must appear in some form. Words are
   compared by their Snowball stems (the `snowballstemmer` package: pure Python, ~30 languages,
   no data to download), then, because a stemmer cuts a stem where it changes (Russian
