@@ -17,6 +17,7 @@ from ..read.prose import fill
 from ..translate.catalog import Catalog
 from ..translate.repair import UNTRANSLATED_MARK
 from ..translate.verdict import SHOWN, tally
+from .figures import image_alts
 
 _TAG_RE = re.compile(r"<[^>]+>")
 # The key format puts a docstring's `:return:` paragraph inside the `:param` list
@@ -118,9 +119,7 @@ def _alts(page: PageData, catalog: Catalog) -> dict[str, str]:
 
 def _alt_keys(page: PageData) -> list[str]:
     """The English alt texts of the page's images, each once (entries of the page)."""
-    keys = [html.unescape(alt[1]) for s in page.sections for block in s.blocks for ph in block.placeholders
-            if ph.startswith("<img") for alt in _IMG_ALT.findall(ph)]
-    return list(dict.fromkeys(k for k in keys if k.strip()))
+    return list(dict.fromkeys(image_alts(ph for s in page.sections for block in s.blocks for ph in block.placeholders)))
 
 
 def _with_alts(fragment: str, alts: dict[str, str]) -> str:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from ..registry import Registry
 
@@ -89,6 +90,23 @@ def line_rule(name: str, priority: float):
         LINE_RULES.register(fn, name, priority)
         return fn
     return register
+
+
+T = TypeVar("T")
+
+
+def per_thread(make: Callable[[], T]) -> Callable[[], T]:
+    """`get()`: this thread's own `make()`, made on first use: rules keep indexes of the text they
+    read, and builds may run in threads (serve)."""
+    local = threading.local()
+
+    def get() -> T:
+        found = getattr(local, "value", None)
+        if found is None:
+            found = local.value = make()
+        return found
+
+    return get
 
 
 _BY_TRIGGER: tuple[int, dict[str, tuple[PlaceholderRule, ...]]] = (-1, {})

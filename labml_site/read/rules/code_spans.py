@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import bisect
 import re
-import threading
 
-from . import Placeholder, placeholder_rule
-
-
-_LOCAL = threading.local()  # each thread its own index (builds may run in threads: serve)
+from . import Placeholder, per_thread, placeholder_rule
 
 
 class _BacktickRuns:
@@ -48,11 +44,7 @@ class _BacktickRuns:
 _BACKTICK_RUN_RE = re.compile("`+")
 
 
-def _backtick_runs() -> _BacktickRuns:
-    runs = getattr(_LOCAL, "runs", None)
-    if runs is None:
-        runs = _LOCAL.runs = _BacktickRuns()
-    return runs
+_backtick_runs = per_thread(_BacktickRuns)
 
 
 @placeholder_rule("code_span", 100, "`")

@@ -3,9 +3,8 @@ hand in linear time."""
 from __future__ import annotations
 
 import re
-import threading
 
-from . import Placeholder, placeholder_rule
+from . import Placeholder, per_thread, placeholder_rule
 
 
 # What `_image_match` reads (it reads it by hand, in linear time; the pattern is the reference).
@@ -47,14 +46,7 @@ class _NextIndex:
         return at
 
 
-_LOCAL = threading.local()  # each thread its own indexes (builds may run in threads: serve)
-
-
-def _next_index() -> _NextIndex:
-    index = getattr(_LOCAL, "next", None)
-    if index is None:
-        index = _LOCAL.next = _NextIndex()
-    return index
+_next_index = per_thread(_NextIndex)
 
 
 @placeholder_rule("image", 70, "!")
