@@ -66,7 +66,7 @@ from .prepare import (
 )
 from ..render.theme import Theme
 from ..translate import glossary
-from ..read.structure import ORIGINALS_FOLDER, Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, reading_order, relative_url
+from ..read.structure import ORIGINALS_FOLDER, Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, reading_order, relative_url, url_under
 
 
 @dataclass
@@ -286,13 +286,13 @@ def _alternates(site: _Site, url: str, lang: str) -> tuple[list[dict], list[dict
     here = lang_prefix(lang, site.config.base_lang) + url
     for other in site.config.langs:
         target = lang_prefix(other, site.config.base_lang) + url
-        href = site.config.site_url.rstrip("/") + "/" + target if site.config.site_url else relative_url(here, target)
+        href = url_under(site.config.site_url, target) if site.config.site_url else relative_url(here, target)
         alternates.append({"lang": other, "href": href})
         switcher.append(
             {"lang": other, "name": site.languages[other][0], "href": relative_url(here, target), "current": other == lang}
         )
     if site.config.site_url:
-        alternates.append({"lang": "x-default", "href": site.config.site_url.rstrip("/") + "/" + url})
+        alternates.append({"lang": "x-default", "href": url_under(site.config.site_url, url)})
     return alternates, switcher
 
 
@@ -318,7 +318,7 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         "breadcrumbs": [
             {"title": title, "href": relative_url(url, crumb_url)} for crumb_url, title in zip(breadcrumbs(url), inputs["crumbs"])
         ],
-        "og_url": (config.site_url.rstrip("/") + "/" + here) if config.site_url else "",
+        "og_url": url_under(config.site_url, here) if config.site_url else "",
         "notice": inputs.get("notice"),
         "sections": [],
         "children": [{"title": t, "summary": s, "href": relative_url(url, u)} for t, s, u in inputs.get("children", ())],
@@ -510,7 +510,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                 "translated": text.translated_sections,
                 "total": text.prose_sections,
                 "file": f"{posixpath.basename(str(config.translations))}/{file.base}.{lang}.json",
-                "edit_href": (config.edit_url.rstrip("/") + f"/{file.base}.{lang}.json") if config.edit_url else "",
+                "edit_href": url_under(config.edit_url, f"{file.base}.{lang}.json") if config.edit_url else "",
             }
         if lang != config.base_lang and head.has_sections:  # the English original, on request
             extra["original"] = originals_path(file.folder)
@@ -537,7 +537,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                         source_of=file.rel, analysis=site.prepared.keys[file.rel], page_url=file.url, page_title=text.title,
                     ))
         if config.source_url:  # "view on GitHub": the page's source, each section's lines
-            extra["repo_href"] = config.source_url.rstrip("/") + "/" + file.rel
+            extra["repo_href"] = url_under(config.source_url, file.rel)
         _render(site, lang, ui, language_key, _inputs(site, lang, "page.html", file.url, text.title, text.summary, **extra))
         if config.markdown:  # the page as Markdown, for programs (llms.txt lists them)
             site.engine.output(
@@ -572,7 +572,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
         name = f"{file.base}.{lang}.json"
         rows.append({
             "title": text.title,
-            "href": file.url,
+            "href": relative_url("translation-status.html", file.url),
             "blocks": head.blocks,
             "translated": counts.get("translated", 0),
             "fuzzy": counts.get("fuzzy", 0),

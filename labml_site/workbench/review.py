@@ -25,7 +25,7 @@ from ..builder.site import analyse_pages
 from ..findings import Finding
 from ..read.prose import fill
 from ..read.safe_files import write_atomic
-from ..read.structure import discover, lang_prefix
+from ..read.structure import discover, lang_prefix, url_under
 from ..render.localize import plain_text, valid_lists
 from ..translate.catalog import Catalog, Entry, check_file, is_sidecar
 from ..translate.checks import MAX_FILE_BYTES, ParsedFile, parse_translation_bytes, parse_translation_file
@@ -41,7 +41,7 @@ def live_links(fragment: str, site_url: str, page: str) -> str:
         return fragment
     from urllib.parse import urljoin
 
-    base = site_url.rstrip("/") + "/" + page
+    base = url_under(site_url, page)
 
     def repl(m: re.Match) -> str:
         target = html.unescape(m.group(2))
