@@ -380,7 +380,8 @@ def analyse(rel: str, url: str, text: str) -> PageData:
         (ph.text, ph.kind != "math")
         for blocks in all_blocks for block in blocks for ph in block.placeholders if ph.kind in _MATH_KINDS
     ]
-    math = iter(typeset_page(formulas, page_macros(parsed.meta, rel, findings)) if formulas else ())
+    macros = page_macros(parsed.meta, rel, findings)  # (checked with or without formulas)
+    math = iter(typeset_page(formulas, macros) if formulas else ())
     for index, section in enumerate(parsed.sections):
         blocks = all_blocks[index]
         for check in SOURCE_CHECKS.values():
