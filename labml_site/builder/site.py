@@ -40,6 +40,7 @@ from ..translate.catalog import Catalog
 from ..render import notebooks
 from ..render import search_index
 from ..render import sitemap  # reader extras
+from ..render import svg_safety
 from .config import BuildConfig
 from ..findings import Finding, Report
 from ..render.i18n import UI, language_name, load_ui, text_direction
@@ -547,11 +548,13 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
         for asset in head.assets:
             if asset in site.files.assets and prefix + asset not in site.engine.outputs:  # (missing ones were reported once)
                 path = site.files.assets[asset].path
-                if asset.lower().endswith(".svg"):  # themed, labels translated (render/figures.py)
+                if _refused_asset(site, asset):
+                    continue
+                if asset.lower().endswith(".svg"):  # sanitised, themed, labels translated (render/figures.py)
                     site.engine.output(
                         prefix + asset,
                         Engine.key("svg", lang, site.engine.file_digest(path), site.prepared.text_keys[file.rel][lang] if lang != config.base_lang else ""),
-                        lambda path=path, rel=file.rel: _figure(site, path, rel, lang), group=file.rel,
+                        lambda path=path, rel=file.rel, asset=asset: _figure(site, path, rel, lang, asset), group=file.rel,
                     )
                 else:
                     site.engine.outputs[prefix + asset] = path
@@ -640,14 +643,44 @@ def _write_language_extras(site: _Site, lang: str, ui: UI, language_key: str) ->
     _render(site, lang, ui, language_key, _inputs(site, lang, "search.html", "search.html", ui.gettext("Search")))
 
 
-def _figure(site: _Site, path: Path, rel: str, lang: str) -> bytes:
-    """An SVG figure as `lang` shows it: dark-mode colours added, its labels looked up in the
-    translation file of the page that shows it (render/figures.py). Not UTF-8: copied as it is."""
-    data = path.read_bytes()
-    try:
-        svg = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data
+# Files a browser runs as documents when opened from the site: never published as figures.
+ACTIVE_SUFFIXES = (".html", ".htm", ".xhtml", ".xht", ".xml", ".xsl", ".xslt", ".svgz", ".mht", ".mhtml", ".shtml", ".hta")
+
+
+def _asset_findings(site: _Site, asset: str) -> list[Finding]:
+    """What publishing an asset a page shows would remove or refuse (render/svg_safety.py),
+    known by the file's bytes (kept with the heads, so an unchanged figure is not checked again)."""
+    if asset.lower().endswith(ACTIVE_SUFFIXES):
+        return [Finding("error", "asset-refused", "a browser runs this kind of file as a page of the site when it is "
+                        "opened, so it is not published; show a PNG or an SVG instead", path=asset)]
+    if not asset.lower().endswith(".svg"):
+        return []
+    path = site.files.assets[asset].path
+
+    def check() -> list[Finding]:
+        found = svg_safety.check_svg(path.read_bytes(), asset)
+        if found.svg is None:
+            return [Finding("error", "svg-refused", f"the figure is not published: {found.refused}", path=asset)]
+        if found.removed:
+            return [Finding("warning", "svg-sanitised", "removed from the published figure (it could run script or load "
+                            f"from elsewhere when opened): {'; '.join(found.removed[:12])}", path=asset)]
+        return []
+
+    key = Engine.key("svg-check", site.engine.fingerprint, site.engine.file_digest(path))
+    return site.engine.summarised(key, check, valid=lambda found: isinstance(found, list))
+
+
+def _refused_asset(site: _Site, asset: str) -> bool:
+    return any(f.severity == "error" for f in _asset_findings(site, asset))
+
+
+def _figure(site: _Site, path: Path, rel: str, lang: str, asset: str = "") -> bytes:
+    """An SVG figure as `lang` shows it: without what could run script or load from elsewhere
+    (render/svg_safety.py), dark-mode colours added, its labels looked up in the translation file
+    of the page that shows it (render/figures.py)."""
+    svg = svg_safety.safe_svg(path.read_bytes().decode("utf-8", "replace"), asset)
+    if svg is None:  # (refused figures are not published: `_refused_asset`)
+        return b""
     translate = None
     if lang != site.config.base_lang:
         catalog_path = Path(site.config.translations) / f"{posixpath.splitext(rel)[0]}.{lang}.json"
@@ -781,6 +814,9 @@ def _build(config: BuildConfig, engine: Engine, started: float) -> BuildResult:
 
     symbols, linked_keys = link_keys(prepared, engine)
     site = _Site(config, files, theme, prepared, engine, theme.fingerprint(), symbols, linked_keys)
+    shown = {asset for head in prepared.heads.values() for asset in head.assets if asset in files.assets}
+    for asset in sorted(shown):  # what publishing the figures removes or refuses
+        report.extend(_asset_findings(site, asset))
     site.languages = languages or _languages(engine, config.langs)
     inputs = _inputs_digest(site)
     last = engine.unchanged_since_last_build(inputs)
