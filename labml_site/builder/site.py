@@ -793,6 +793,9 @@ def build(config: BuildConfig) -> BuildResult:
 
 def _build(config: BuildConfig, engine: Engine, started: float) -> BuildResult:
     report = Report()
+    if engine.cache.refused:
+        report.add(Finding("warning", "cache-refused", f"the build cache is not used: {engine.cache.refused}; "
+                           "make the folder yours and private (chmod 700), or set LABML_SITE_CACHE_DIR to one that is"))
     # 1. The source tree: what becomes which page (links, FIFOs and colliding outputs left out).
     files = discover(config.source, config.langs, config.base_lang)
     report.extend(files.findings)
