@@ -141,3 +141,20 @@ def test_cli_refuses_a_hostile_option_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err and "--site-url" in err
     assert not (tmp_path / "site").exists()
+
+
+@pytest.mark.parametrize("src", [
+    "\x01https://evil.example/x.png", "https:evil.example/x.png", "https:\\\\evil.example/x.png",
+    "//evil.example/x.png", "\\\\evil.example/x.png", "ftp://evil.example/x.png", "file:///etc/x.png",
+    "https://user@evil.example/x.png", "javascript:alert(1)", "data:image/svg+xml,<svg onload=alert(1)>",
+])
+def test_an_outside_image_becomes_a_link_only_to_an_http_url_written_plainly(src):
+    page = analyse("p.py", "p.html", f'r"""\n# P\n\n![a picture]({src})\n"""\n')
+    placeholders = "".join(p for s in page.sections for b in s.blocks for p in b.placeholders)
+    assert "<img" not in placeholders and "href" not in placeholders, placeholders
+
+
+def test_an_outside_image_with_a_plain_https_url_is_a_link():
+    page = analyse("p.py", "p.html", '"""\n# P\n\n![badge](https://img.shields.io/x.svg)\n"""\n')
+    placeholders = "".join(p for s in page.sections for b in s.blocks for p in b.placeholders)
+    assert 'href="https://img.shields.io/x.svg"' in placeholders

@@ -234,8 +234,10 @@ def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list
                 line=ph.line,
             )
         )
-        if _script_scheme(src):
-            return html.escape(alt or src)  # never a link that runs script
+        if _script_scheme(src) or url_problem(src, relative=False):
+            # never a link that runs script, nor one a browser reads otherwise than as written
+            # (controls, backslashes, no host): the alt text alone
+            return html.escape(alt or src)
         if in_link:
             # A badge (`[![Open In Colab](…badge.svg)](notebook)`): its alt text inside the link
             # it sits in (a link inside a link is no link at all)
