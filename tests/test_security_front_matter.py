@@ -15,13 +15,13 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, TOY_PAGE, write_tree
+from test_security import run_build
 from labml_site.builder.site import BuildConfig, build
 from labml_site.read.sections import SourceError, split_front_matter
 from labml_site.typeset.page import analyse
@@ -157,21 +157,8 @@ def _toy(tmp_path: Path, n: int = 6) -> Path:
     return src
 
 
-def _build(src: Path, tmp_path: Path, jobs: int, timeout: float = 90):
-    box: dict = {}
-
-    def target():
-        try:
-            box["result"] = build(BuildConfig(src, tmp_path / "tr", tmp_path / "site", langs=("en",), jobs=jobs))
-        except BaseException as e:  # noqa: BLE001 - reported below
-            box["error"] = e
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    assert not thread.is_alive(), "the build hung"
-    assert "error" not in box, f"the build raised {box['error']!r}"
-    return box["result"]
+def _build(src: Path, tmp_path: Path, jobs: int):
+    return run_build(src, tmp_path / "tr", tmp_path / "site", langs=("en",), jobs=jobs)
 
 
 @pytest.mark.parametrize("error", [MemoryError, RecursionError, ValueError, KeyError])

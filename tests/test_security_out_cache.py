@@ -59,17 +59,23 @@ def test_a_planted_marker_in_a_tracked_folder_does_not_make_it_an_out(tmp_path, 
     assert (root / "docs/README.md").read_text() == "keep me\n"
 
 
-@needs_git
-def test_a_tracked_file_added_to_a_built_site_stops_the_next_build(tmp_path):
+def _repository_with_an_ignored_site(tmp_path: Path) -> Path:
     root = _project(tmp_path)
     (root / ".gitignore").write_text("site/\n")
     _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "x")
+    return root
+
+
+@needs_git
+def test_a_tracked_file_added_to_a_built_site_stops_the_next_build(tmp_path):
+    root = _repository_with_an_ignored_site(tmp_path)
     first = build(_config(root, root / "site"))
     assert (first.out / "page.html").is_file()
     (root / "site/CNAME").write_text("example.org\n")
     _git(root, "add", "-f", "site/CNAME")  # a pull request force-adds a file under the ignored site
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "x")
+    _git(root, "commit", "-q", "-m", "y")
     (root / "src/page.py").write_text(TOY_PAGE.replace("Scaled scores", "Changed"), encoding="utf-8")
     with pytest.raises(UserError):
         build(_config(root, root / "site"))
@@ -78,11 +84,7 @@ def test_a_tracked_file_added_to_a_built_site_stops_the_next_build(tmp_path):
 
 @needs_git
 def test_an_untracked_site_in_a_repository_builds_again(tmp_path):
-    root = _project(tmp_path)
-    (root / ".gitignore").write_text("site/\n")
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "x")
+    root = _repository_with_an_ignored_site(tmp_path)
     build(_config(root, root / "site"))
     (root / "src/page.py").write_text(TOY_PAGE.replace("Scaled scores", "Changed"), encoding="utf-8")
     result = build(_config(root, root / "site"))
