@@ -64,6 +64,8 @@ def claim(out: Path) -> Path:
 def tracked_files(folder: Path) -> list[str]:
     """A few of the files git tracks under `folder` (none when it lies in no work tree, or git is
     not installed or does not answer in time)."""
+    if not os.environ.get("GIT_DIR") and not any(os.path.lexists(os.path.join(p, ".git")) for p in (folder, *folder.parents)):
+        return []  # in no work tree: no git to ask (a few stat calls instead of a process)
     try:
         done = subprocess.run(
             ["git", "-C", os.fspath(folder), "ls-files", "-z", "--full-name", "--", "."],
