@@ -7,7 +7,7 @@ milliseconds.
 
     python benchmarks/attention_bench.py                 # CPU here; CUDA (bf16) when present
     python benchmarks/attention_bench.py --seq-lens 128 1024 --device cuda
-    python benchmarks/attention_bench.py --markdown      # the table for the README
+    python benchmarks/attention_bench.py --markdown      # the table for docs/tutorial.md
 
 Memory is reported two ways. "saved MiB" is what autograd keeps for the backward pass
 (`saved_for_backward` in mha.py), on any device; it is what grows with seq² on the explicit path.

@@ -472,9 +472,11 @@ def test_every_command_of_the_translators_guide_works_as_written(tmp_path):
     import shlex
     import shutil
 
-    guide = (ROOT / "translations/README.md").read_text(encoding="utf-8")
+    # The translators' guide and the workbench's, which it sends translators to for `translate` and `review`.
+    guide = "\n".join((ROOT / "docs" / name).read_text(encoding="utf-8") for name in ("translators.md", "workbench.md"))
     commands = re.findall(r"python build\.py[^`\n]*", guide)
     assert any("check --langs ja" in c for c in commands) and any("--locales" in c for c in commands)
+    assert any(c.startswith("python build.py translate") for c in commands) and any(" review " in c for c in commands)
     shutil.copytree(ROOT / "source", tmp_path / "source", ignore=shutil.ignore_patterns("__pycache__", "checkpoints"))
     shutil.copytree(ROOT / "translations", tmp_path / "translations")
     # A checkout, as a translator has one: `review --base origin/main` compares with it.

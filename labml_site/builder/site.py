@@ -57,6 +57,7 @@ from ..typeset.page import PageData
 from .prepare import (
     Prepared,
     analyse_pages,
+    failed_to_parse,
     link_keys,
     linked_page,
     load_page,
@@ -79,6 +80,13 @@ class BuildResult:
     files_written: int = 0
     seconds: float = 0.0
     stats: BuildStats = field(default_factory=BuildStats)  # what was computed vs reused
+    kept: tuple[str, ...] = ()  # sources that failed to parse, whose last good page the site keeps
+    skipped: tuple[str, ...] = ()  # sources that failed to parse and have no page (none ever parsed)
+
+    @property
+    def built(self) -> int:
+        """The pages made from the sources as they are now."""
+        return len(self.pages) - len(self.kept) - len(self.skipped)
 
     @property
     def ok(self) -> bool:
@@ -758,7 +766,10 @@ def _write_site_extras(site: _Site) -> None:
 def _result(site: _Site, report: Report, written: int, started: float) -> BuildResult:
     localized = {lang: _Loaded(site.heads, lambda rel, lang=lang: site.local(rel, lang)) for lang in site.config.langs}
     engine = site.engine
-    return BuildResult(engine.out, report, _Loaded(site.heads, site.page), localized, written, time.perf_counter() - started, engine.stats)
+    kept = tuple(sorted(site.prepared.kept))
+    skipped = tuple(sorted(rel for rel, head in site.heads.items() if failed_to_parse(head)))
+    return BuildResult(engine.out, report, _Loaded(site.heads, site.page), localized, written,
+                       time.perf_counter() - started, engine.stats, kept, skipped)
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..read.structure import PAGE_SUFFIXES
+from ..render.theme import DEFAULT_TEMPLATES, theme_problems
 from .config import LANG_TAG, BuildConfig
 
 
@@ -40,12 +41,21 @@ def check_folder(path: Path, option: str, what: str) -> None:
 
 
 def check_templates(path: Path) -> None:
+    """The theme must have every template the build renders or they use, and every static file
+    they link: else one line naming what is missing, before anything is built."""
     check_folder(path, "--templates", "the theme's templates (page.html, base.html, static/)")
-    if not (Path(path) / "page.html").is_file():
+    problems = theme_problems(Path(path))
+    if not problems:
+        return
+    missing = [p for p in problems if ":" not in p.split(" ")[0]]
+    broken = [p for p in problems if p not in missing]
+    if missing:
         raise UserError(
-            f"--templates {path} has no page.html; pass a theme folder (copy the bundled one from "
-            f"{Path(__file__).resolve().parent.parent / 'theme'} to start), or leave --templates out"
+            f"--templates {path} lacks {', '.join(missing)}; add {'it' if len(missing) == 1 else 'them'} (the bundled "
+            f"theme, {DEFAULT_TEMPLATES}, has every file a theme needs: copy it to start) or fix the reference, "
+            "or leave --templates out"
         )
+    raise UserError(f"--templates {path}: {'; '.join(Path(path, b).as_posix() for b in broken)}; fix the template")
 
 
 def check_out(config: BuildConfig) -> None:

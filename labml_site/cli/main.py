@@ -19,7 +19,6 @@ from .. import __version__
 from ..errors import UserError
 from .output import print_findings  # noqa: F401 - also the library's way to print findings
 
-DEFAULT_LANGS = "en,zh,ru"
 DEFAULT_TRANSLATIONS = Path("translations")
 
 
@@ -88,8 +87,8 @@ def _site_options(p: argparse.ArgumentParser) -> None:
                         "wrote (default: site)")
     p.add_argument("--langs", default=None, metavar="LANGS",
                    help="the site's languages, comma-separated, e.g. en,zh,ru; the base language is added first "
-                        f"if missing (default: {DEFAULT_LANGS}, or the base language alone when there is no "
-                        "translations folder and --translations is not given)")
+                        "if missing (default: the base language and every language that has translation files "
+                        "in --translations)")
     p.add_argument("--templates", type=Path, default=DEFAULT_TEMPLATES, metavar="DIR",
                    help="theme folder with page.html, base.html, … and static/ (default: the theme inside the package)")
     p.add_argument("--locales", type=Path, default=None, metavar="DIR",
@@ -206,6 +205,8 @@ def site_config(args: argparse.Namespace):
     from ..builder.config import BuildConfig
     from ..builder.validate import check_lang, parse_langs, validate
 
+    from .translation import languages_in
+
     base = check_lang(args.base_lang, "--base-lang")
     translations = args.translations if args.translations is not None else DEFAULT_TRANSLATIONS
     note = ""
@@ -215,8 +216,12 @@ def site_config(args: argparse.Namespace):
         langs = (base,)  # nothing to translate from: a one-language site, not empty copies
         note = (f"note: no {translations}/ folder, so building {base} only; pass --translations DIR "
                 "and --langs to add languages")
-    else:
-        langs = parse_langs(DEFAULT_LANGS)
+    else:  # the languages the translations are in, whatever tree this is
+        found = [lang for lang in languages_in(translations) if lang != base] if translations.is_dir() else []
+        langs = (base, *found)
+        if not found and translations.is_dir():
+            note = (f"note: {translations}/ holds no <page>.<lang>.json files, so building {base} only; "
+                    f"`{args.program} extract --lang LANG` starts a language")
     if base not in langs:
         langs = (base, *langs)
     config = BuildConfig(
@@ -317,9 +322,17 @@ def cmd_build(args: argparse.Namespace) -> int:
     print_findings(result.report.findings, args.format, args.quiet)
     errors = len(result.report.errors)
     warnings = len(result.report.findings) - errors
+    broken = []  # the sources that do not parse, as the findings above say
+    if result.kept:
+        broken.append(f"{_count(len(result.kept), 'page')} kept from the last good build")
+    if result.skipped:
+        broken.append(f"{_count(len(result.skipped), 'page')} skipped")
+    if broken:
+        broken[-1] += " (sources that do not parse)"
     print(
-        f"built {_count(len(result.pages), 'page')} × {_count(len(result.localized), 'language')} into {result.out} "
-        f"({result.files_written} files, {result.seconds:.2f} s); {errors} errors, {warnings} warnings",
+        f"built {_count(result.built, 'page')} × {_count(len(result.localized), 'language')} into {result.out} "
+        f"({result.files_written} files, {result.seconds:.2f} s); {''.join(b + ', ' for b in broken)}{errors} errors, "
+        f"{warnings} warnings",
         file=sys.stderr,
     )
     return 1 if errors else 0

@@ -18,6 +18,7 @@ Python is read by tokenizing it (with `tokenize`'s rules, see "Python tokens"), 
 """
 from __future__ import annotations
 
+import ast
 import datetime
 import io
 import re
@@ -51,10 +52,11 @@ class ParsedSource:
 class SourceError(Exception):
     """A source file we cannot split; str() is `path:line: message`."""
 
-    def __init__(self, path: str, line: int, message: str):
+    def __init__(self, path: str, line: int, message: str, col: int = 0):
         super().__init__(f"{path or '<input>'}:{line}: {message}")
         self.path = path
         self.line = line
+        self.col = col  # 1-based, 0 when unknown
         self.message = message
 
 
@@ -554,14 +556,34 @@ def _tokenize(text: str, path: str) -> PythonTokens:
             pass
     try:
         return _from_tokenize(text, tokenize.generate_tokens(io.StringIO(text).readline))
-    except tokenize.TokenError as e:
-        msg, (line, _col) = e.args
-        hint = ("close the string or bracket that starts above" if "EOF" in msg
-                else "fix the Python syntax")
-        raise SourceError(path, line, f"cannot tokenize Python ({msg}); {hint}") from None
-    except SyntaxError as e:  # IndentationError and friends
+    except (tokenize.TokenError, SyntaxError) as e:  # (IndentationError is a SyntaxError)
+        # tokenize says where it gave up (an unclosed bracket: at the end of the file); Python's
+        # parser says where the mistake is, as `python file.py` would. Asked only on failure.
+        found = _python_syntax_error(text, path)
+        if found is not None:
+            line, col, msg = found
+            hint = ("close it" if "never closed" in msg or "unterminated" in msg or "was not closed" in msg
+                    else "fix the indentation" if isinstance(e, IndentationError) or "indent" in msg
+                    else "fix the Python syntax there")
+            raise SourceError(path, line, f"invalid Python ({msg}); {hint}", col) from None
+        if isinstance(e, tokenize.TokenError):
+            msg, (line, _col) = e.args
+            raise SourceError(path, line, f"cannot tokenize Python ({msg}); close the string or bracket that "
+                                          "starts above" if "EOF" in msg else f"cannot tokenize Python ({msg})") from None
         raise SourceError(path, e.lineno or 0, f"cannot tokenize Python ({e.msg}); fix the indentation "
-                                               "or syntax on this line") from None
+                                               "or syntax on this line", e.offset or 0) from None
+
+
+def _python_syntax_error(text: str, path: str) -> tuple[int, int, str] | None:
+    """(line, column, message) of the syntax error Python's own parser reports in `text`, or
+    None. Parsed to a syntax tree only: nothing in the file runs."""
+    try:
+        compile(text, path or "<input>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as e:
+        return e.lineno or 0, e.offset or 0, e.msg
+    except (ValueError, RecursionError, MemoryError):  # NUL bytes, absurd nesting
+        return None
+    return None
 
 
 def _scan(tokens: PythonTokens) -> tuple[set[int], dict[int, _Docstring], set[int]]:

@@ -1391,21 +1391,19 @@ def check_empty(ctx: EntryContext) -> Iterator[Finding]:
 
 @entry_check("glossary-term")
 def check_glossary(ctx: EntryContext) -> Iterator[Finding]:
-    """The glossary's translation for each glossary term of the English (`glossary.py`): found
-    by substring in Chinese/Japanese/Korean, by word stem elsewhere. A warning: a sentence may
-    have good reason to word a term differently."""
+    """The glossary's translation for each glossary term of the English (`glossary.py` says how
+    terms are found and matched). A warning: a sentence may have good reason to word a term
+    differently."""
     found = glossary.for_catalog(ctx.path, ctx.lang)
     if found is None or not found.terms:
         return
-    text = unescape(visible_text(ctx.value))
-    for match in glossary.terms_in(found, unescape(visible_text(ctx.key))):
-        if not match.term.ambiguous and not glossary.has_term(ctx.lang, text, match.term.expected):
-            wanted = " / ".join(f"“{w}”" for w in match.term.expected)
-            yield ctx.warning(
-                "glossary-term",
-                f"the English says “{match.found}”; the glossary ({Path(found.path).name}) translates it "
-                f"as {wanted}, which this translation does not use",
-            )
+    for match in glossary.missing_terms(found, ctx.lang, ctx.key, ctx.value):
+        wanted = " / ".join(f"“{w}”" for w in match.term.expected)
+        yield ctx.warning(
+            "glossary-term",
+            f"the English says “{match.found}”; the glossary ({Path(found.path).name}) translates it "
+            f"as {wanted}, which this translation does not use",
+        )
 
 
 # --------------------------------------------------------------------------------------------

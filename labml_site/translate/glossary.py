@@ -1,27 +1,41 @@
-"""The glossary as data: `translations/glossary.<lang>.md` (or `glossary.<lang>.json`).
+"""The glossary as data: `translations/glossary.<lang>.md` (or `glossary.<lang>.json`), and the
+`glossary-term` check's question: which of a block's glossary terms does its translation miss?
 
-The Markdown glossary is the translators' own document; its table is the data:
+The Markdown glossary is the translators' own document; its tables are the data:
 
     | English | 中文 | 说明 |
     |---|---|---|
     | query / queries | 查询 | notes… |
     | layer normalization (layer norm) | 层归一化 | |
-    | pre-norm / post-norm | 前置归一化（pre-norm）/ 后置归一化（post-norm） | |
+    | mean (noun) | 均值；平均 | |
+    | sample (verb / noun) | 采样 / 样例文本 | |
+    | value / values (not: the value derived) | 值 | |
+    | block (a pair) | 屏蔽 | |
 
-- the first column holds the English term; `a / b` are alternatives, a parenthesis is an alias
-  (`layer normalization (layer norm)`) unless it only disambiguates (`block (a pair)`, `(`d_k`)`);
-- the second column holds the expected translation; `x / y` (or `;`, `,`) alternatives pair up with the English
-  ones when there are as many of each, else any of them is accepted; a parenthesis after a term
-  (`批量维在前（batch-first）`) is an optional gloss: the term without it is accepted too;
-- rows whose translation is the English itself (`softmax | softmax`) enforce nothing.
+English column (`_english_alternatives`):
+- `a / b` are alternatives, each written in full (`weighted average / weighted sum`); a term
+  matches in any inflection (`english_words.base_words`: masks, masked, queries, matrices);
+- a parenthesis is, by its content: a part of speech, `(noun)`, `(verb)` or `(verb / noun)`, so
+  the term counts only where the English uses it so ("0 means …" is no noun "mean"); `(not: x,
+  y)`, English phrases where the word is another word (those occurrences are not checked); an
+  alias, when it shares a word with the term or spells its initials (`(layer norm)`, `(MHA)`);
+  code (`` (`d_k`) ``), which is ignored; anything else names a sense (`(a pair)`): the row is
+  shown to the translator but not checked, since the check cannot tell senses apart.
 
-`glossary.<lang>.json` (a structured sibling, read when present instead of the Markdown) is
-`{"english term": "translation" | ["translation", …]}`.
+Translation column: `x / y` alternatives pair up with the English ones (or with the parts of
+speech) when there are as many of each, else any is accepted; within one, `;` or `,` separate
+synonyms, all accepted (`均值；平均`); a parenthesis after a term (`批量维在前（batch-first）`) is
+an optional gloss. A translation that keeps the English words themselves (a name, “rank 0”)
+uses the term, so a row whose translation is the English (`softmax | softmax`) asks that the
+word stay in English (“变压器” for “transformer” is flagged).
 
-`terms_in(glossary, english_text)` finds the glossary's terms in a block's English (whole words,
-longest first, case-insensitive, plurals included); `has_term(lang, text, expected)` says whether a
-translation uses one of the expected words: a substring for Chinese, Japanese, Korean (no word
-boundaries), a per-word stem match elsewhere (so Russian inflections count).
+`glossary.<lang>.json` (read instead of the Markdown when present) is `{"english cell":
+"translation cell" | ["synonym", …]}`, each read like the table's cells.
+
+`missing_terms` is the check (and `term_report` what the editor shows): the terms of the English
+(`terms_in`: longest first, whole compounds, part of speech and exclusions applied) whose
+translation the translation lacks (`inflection.Text`: substrings in Chinese, Japanese, Korean,
+stems elsewhere).
 
 The glossary of a catalog is found by walking up from the catalog's folder to the nearest
 `glossary.<lang>.{json,md}` (at most `_MAX_LEVELS` folders), so the check needs only the path a
@@ -29,18 +43,21 @@ finding names; parsed glossaries are cached by path, size and modification time.
 """
 from __future__ import annotations
 
+import html
 import json
 import os
-import time
 import re
+import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from ..read.safe_files import UnsafeFile, read_regular
+from . import english_words, inflection
+from .sanitize import PLACEHOLDER_RE
 
 MAX_GLOSSARY_BYTES = 512 * 1024
 _MAX_LEVELS = 6
-_CJK_LANGS = ("zh", "ja", "ko")
 
 
 @dataclass(frozen=True)
@@ -49,6 +66,8 @@ class Term:
     expected: tuple[str, ...]  # accepted translations
     note: str = ""
     ambiguous: bool = False  # the row names one sense only (`block (a pair)`): shown, not checked
+    pos: str = ""  # "noun" or "verb": the row means that part of speech only ("" either)
+    excluded: tuple[str, ...] = ()  # English phrases (lower case) in which the term is not this term
 
 
 @dataclass(frozen=True)
@@ -64,42 +83,118 @@ class Match:
     found: str  # the English words as they appear in the block
 
 
+# ------------------------------------------------------------------------------------------
+# Parsing
+
 _ROW = re.compile(r"^\s*\|(.*)\|\s*$")
 _SEPARATOR = re.compile(r"^[\s|:\-]+$")
 _PAREN = re.compile(r"\s*[（(]([^()（）]*)[)）]")
 _CODE = re.compile(r"`[^`]*`")
+_POS = {"noun": "noun", "n.": "noun", "verb": "verb", "v.": "verb"}
+_QUOTES = "«»“”„\"‘’'`"
 
 
-def _english_forms(cell: str) -> list[list[str]]:
-    """`query / queries` → [["query"], ["queries"]]; each alternative with its aliases."""
-    forms = []
-    for alt in cell.split("/"):
-        alt = alt.strip()
-        names: list[str] = []
+@dataclass(frozen=True)
+class _Alternative:
+    names: tuple[str, ...]  # the term and its aliases
+    pos: tuple[str, ...] = ()  # ("verb", "noun") for `(verb / noun)`
+    excluded: tuple[str, ...] = ()
+    sense: bool = False  # a parenthesis names a sense the check cannot tell apart
+
+
+def _split_top(cell: str, separators: str) -> list[str]:
+    """`cell` split at `separators` outside parentheses."""
+    parts, depth, current = [], 0, []
+    for ch in cell:
+        if ch in "(（":
+            depth += 1
+        elif ch in ")）":
+            depth = max(depth - 1, 0)
+        if ch in separators and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return parts
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.strip().strip(_QUOTES).replace("`", "").split()).lower()
+
+
+def _is_alias(inner: str, main: str) -> bool:
+    """`(layer norm)` for `layer normalization`, `(MHA)` for `multi-head attention`."""
+    inner_words, main_words = set(re.findall(r"\w+", inner.lower())), re.findall(r"\w+", main.lower())
+    if inner_words & set(main_words):
+        return True
+    letters = re.sub(r"[^A-Za-z]", "", inner)
+    initials = "".join(w[0] for w in re.findall(r"[A-Za-z]+", main))
+    return len(letters) >= 2 and letters.isupper() and letters.lower() == initials.lower()
+
+
+def _english_alternatives(cell: str) -> list[_Alternative]:
+    alternatives = []
+    for alt in _split_top(cell, "/"):
         main = _PAREN.sub("", alt).strip()
-        if main:
-            names.append(main)
+        names, pos, excluded, sense = [_clean(main)] if main.strip() else [], [], [], False
         for inner in _PAREN.findall(alt):
             inner = inner.strip()
-            if not inner or _CODE.search(inner) or re.match(r"(a|an|the)\s", inner, re.I):
-                continue  # a disambiguation, not an alias
-            names.append(inner)
-        names = [" ".join(n.replace("`", "").split()).lower() for n in names]
-        if any(names):
-            forms.append([n for n in names if n])
-    return forms
+            parts = [p.strip().lower() for p in re.split(r"[/,]", inner)]
+            if not inner or _CODE.fullmatch(inner):
+                continue  # `(`d_k`)`: the code it stands for
+            if all(p in _POS for p in parts):
+                pos = [_POS[p] for p in parts]
+            elif re.match(r"not\s*:", inner, re.I):
+                excluded += [_clean(p) for p in re.split(r"[,;]", inner.split(":", 1)[1]) if _clean(p)]
+            elif main and _is_alias(inner, main):
+                names.append(_clean(inner))
+            else:
+                sense = True  # `(a pair)`, `(of layers)`: which sense, in words
+        names = [n for n in dict.fromkeys(names) if n]
+        if names:
+            alternatives.append(_Alternative(tuple(names), tuple(pos), tuple(excluded), sense))
+    return alternatives
 
 
-def _expected_forms(cell: str) -> list[list[str]]:
-    """`加权平均 / 加权和` → [["加权平均"], ["加权和"]]; `X（gloss）` also accepts plain `X`."""
-    forms = []
-    for alt in re.split(r"[/;,；，]", cell):
-        alt = " ".join(alt.replace("`", "").split())
-        if not alt:
-            continue
-        bare = _PAREN.sub("", alt).strip()
-        forms.append(list(dict.fromkeys(n for n in (alt, bare) if n)))
-    return forms
+def _expected_alternatives(cell: str) -> list[list[str]]:
+    """`加权平均 / 加权和；加权求和` → [["加权平均"], ["加权和", "加权求和"]]; `X（gloss）` also
+    accepts plain `X`."""
+    alternatives = []
+    for alt in _split_top(cell, "/"):
+        forms: list[str] = []
+        for synonym in _split_top(alt, ";,；，"):
+            full = " ".join(synonym.replace("`", "").split()).strip(_QUOTES).strip()
+            bare = _PAREN.sub("", full).strip().strip(_QUOTES).strip()
+            forms.extend(n for n in (full, bare) if n and n not in forms)
+        if forms:
+            alternatives.append(forms)
+    return alternatives
+
+
+def _terms(english_cell: str, expected_cell: str, note: str) -> list[Term]:
+    english, expected = _english_alternatives(english_cell), _expected_alternatives(expected_cell)
+    if not english or not expected:
+        return []
+    # (names, part of speech, exclusions, sense) → accepted translations
+    pairs: list[tuple[tuple[str, ...], str, tuple[str, ...], bool, list[str]]] = []
+    if len(english) == 1 and len(english[0].pos) > 1 and len(english[0].pos) == len(expected):
+        alt = english[0]  # sample (verb / noun) | 采样 / 样例文本
+        pairs = [(alt.names, pos, alt.excluded, alt.sense, wanted) for pos, wanted in zip(alt.pos, expected)]
+    elif len(english) == len(expected) > 1:  # pre-norm / post-norm ↔ 前置… / 后置…
+        pairs = [(a.names, a.pos[0] if len(a.pos) == 1 else "", a.excluded, a.sense, w) for a, w in zip(english, expected)]
+    else:
+        # query / queries | 查询: one term, any of its names, any of the translations
+        names = tuple(dict.fromkeys(n for a in english for n in a.names))
+        kinds = {a.pos[0] if len(a.pos) == 1 else "" for a in english}
+        excluded = tuple(dict.fromkeys(x for a in english for x in a.excluded))
+        pos = kinds.pop() if len(kinds) == 1 else ""
+        pairs = [(names, pos, excluded, any(a.sense for a in english), [x for alt in expected for x in alt])]
+    terms = []
+    for names, pos, excluded, sense, wanted in pairs:
+        wanted = list(dict.fromkeys(wanted))
+        terms.append(Term(names, tuple(wanted), note, sense, pos, excluded))
+    return terms
 
 
 def parse_markdown(text: str, lang: str = "", path: str = "") -> Glossary:
@@ -119,25 +214,8 @@ def parse_markdown(text: str, lang: str = "", path: str = "") -> Glossary:
             continue
         if len(cells) < 2 or not cells[0] or not cells[1]:
             continue
-        ambiguous = any(re.match(r"(a|an|the)\s", inner.strip(), re.I) for inner in _PAREN.findall(cells[0]))
-        terms.extend(_terms(cells[0], cells[1], cells[2] if len(cells) > 2 else "", ambiguous))
+        terms.extend(_terms(cells[0], cells[1], cells[2] if len(cells) > 2 else ""))
     return Glossary(lang, path, tuple(terms))
-
-
-def _terms(english_cell: str, expected_cell: str, note: str, ambiguous: bool = False) -> list[Term]:
-    english, expected = _english_forms(english_cell), _expected_forms(expected_cell)
-    if not english or not expected:
-        return []
-    if len(english) == len(expected) and len(english) > 1:
-        pairs = list(zip(english, expected))  # pre-norm / post-norm ↔ 前置… / 后置…
-    else:
-        pairs = [([e for alt in english for e in alt], [x for alt in expected for x in alt])]
-    terms = []
-    for names, wanted in pairs:
-        if any(w.lower() in names for w in wanted):
-            continue  # kept in English (softmax, dropout): nothing to enforce
-        terms.append(Term(tuple(dict.fromkeys(names)), tuple(dict.fromkeys(wanted)), note, ambiguous))
-    return terms
 
 
 def parse_json(text: str, lang: str = "", path: str = "") -> Glossary:
@@ -147,7 +225,7 @@ def parse_json(text: str, lang: str = "", path: str = "") -> Glossary:
         for english, wanted in data.items():
             wanted = [wanted] if isinstance(wanted, str) else wanted
             if isinstance(english, str) and isinstance(wanted, list) and all(isinstance(w, str) for w in wanted):
-                terms.extend(_terms(english, " / ".join(wanted), ""))
+                terms.extend(_terms(english, " ; ".join(wanted), ""))
     return Glossary(lang, path, tuple(terms))
 
 
@@ -224,64 +302,162 @@ def for_catalog(catalog_path: str | Path, lang: str) -> Glossary | None:
     return load(found, lang) if found is not None else None
 
 
-def _english_pattern(form: str) -> re.Pattern:
-    words = [re.escape(w) for w in re.split(r"[\s\-]+", form) if w]
-    body = r"[\s\-]+".join(words)
-    return re.compile(rf"(?<![\w-])({body})(?:s|es)?(?![\w-])", re.IGNORECASE)
+# ------------------------------------------------------------------------------------------
+# Finding the terms in the English
+
+_Index = dict[str, list[tuple[tuple[str, ...], Term]]]  # a form's first word → (its words, term)
+_INDEXES: dict[int, tuple[Glossary, _Index]] = {}
 
 
-_PATTERNS: dict[str, re.Pattern] = {}
+@lru_cache(maxsize=8192)
+def _words(form: str) -> tuple[str, ...]:
+    return tuple(t.lower for t in english_words.tokens(form) if t.kind in ("word", "number"))
+
+
+def _index(glossary: Glossary) -> _Index:
+    cached = _INDEXES.get(id(glossary))
+    if cached is not None and cached[0] is glossary:
+        return cached[1]
+    index: _Index = {}
+    for term in glossary.terms:
+        for form in term.english:
+            words = _words(form)
+            if words:
+                for base in _glossary_bases(words[0]):
+                    index.setdefault(base, []).append((words, term))
+    if len(_INDEXES) > 64:
+        _INDEXES.clear()
+    _INDEXES[id(glossary)] = (glossary, index)
+    return index
+
+
+@lru_cache(maxsize=8192)
+def _glossary_bases(word: str) -> frozenset[str]:
+    """A glossary word and, when it is written as a plural (`scores`, `logits`), its singular:
+    a token matches the word when one of the tokens' bases is among these (`seed` is no "see")."""
+    return frozenset({word} | {base for base, form in english_words.base_words(word) if form == "s"})
+
+
+def _word_form(token: english_words.Token, word: str) -> str | None:
+    """The form ("" base, "s", "ed", "ing") in which `token` is the glossary's `word`, or None."""
+    if token.kind not in ("word", "number"):
+        return None
+    wanted = _glossary_bases(word)
+    common = [(base, form) for base, form in english_words.base_words(token.lower) if base in wanted]
+    if not common:
+        return None
+    return min(common, key=lambda pair: len(pair[0]))[1]  # `scores` for `scores`: the plural of score
+
+
+def _match_at(toks: list[english_words.Token], i: int, words: tuple[str, ...]) -> str | None:
+    """The form of the inflected word when `words` are written at `toks[i:]`, else None."""
+    end = i + len(words)
+    if end > len(toks) or toks[i].joined or (end < len(toks) and toks[end].joined):
+        return None  # not inside a compound: no "head" in "multi-head"
+    form = ""
+    for k, word in enumerate(words):
+        found = _word_form(toks[i + k], word)
+        if found is None:
+            return None
+        form = found or form
+    return form
+
+
+def _excluded(toks: list[english_words.Token], i: int, end: int, phrases: tuple[str, ...]) -> bool:
+    """Whether `toks[i:end]` lies inside one of `phrases` (a row's `not:` list, or an idiom)."""
+    for phrase in phrases:
+        words = _words(phrase)
+        for start in range(max(0, end - len(words)), i + 1):
+            if start + len(words) >= end and _match_at(toks, start, words) is not None:
+                return True
+    return False
 
 
 def terms_in(glossary: Glossary | None, english_text: str) -> list[Match]:
-    """The glossary terms in `english_text` (plain text), longest first; a shorter term inside a
-    longer one found (`attention` in `multi-head attention`) is not counted again."""
-    if glossary is None or not english_text:
+    """The glossary terms in `english_text` (plain text; `english_text()` makes it from a key),
+    in their order; where terms overlap the longest wins (`multi-head attention`, not
+    `attention` in it), and each term is listed once."""
+    if glossary is None or not english_text or not glossary.terms:
         return []
-    candidates = sorted(
-        ((form, term) for term in glossary.terms for form in term.english),
-        key=lambda pair: -len(pair[0]),
-    )
-    taken: list[tuple[int, int]] = []
-    matches: list[tuple[int, Match]] = []
-    seen: set[int] = set()
-    for form, term in candidates:
-        pattern = _PATTERNS.get(form)
-        if pattern is None:
-            pattern = _PATTERNS[form] = _english_pattern(form)
-        for m in pattern.finditer(english_text):
-            start, end = m.span()
-            if any(start < e and s < end for s, e in taken):
+    index = _index(glossary)
+    toks = english_words.tokens(english_text)
+    spans: list[tuple[int, int, Term]] = []
+    for i, tok in enumerate(toks):
+        if tok.kind not in ("word", "number"):
+            continue
+        candidates = {id(t): (w, t) for base, _ in english_words.base_words(tok.lower) for w, t in index.get(base, ())}
+        for words, term in candidates.values():
+            form = _match_at(toks, i, words)
+            if form is None:
                 continue
-            taken.append((start, end))
-            if id(term) not in seen:
-                seen.add(id(term))
-                matches.append((start, Match(term, m.group(1))))
-    return [m for _, m in sorted(matches, key=lambda pair: pair[0])]
+            end = i + len(words)
+            if term.pos and english_words.part_of_speech(toks, i, end, form) != term.pos:
+                continue
+            if _excluded(toks, i, end, term.excluded + english_words.IDIOMS):
+                continue
+            spans.append((i, end, term))
+    spans.sort(key=lambda s: (-(s[1] - s[0]), -(toks[s[1] - 1].end - toks[s[0]].start), s[0]))
+    taken: list[tuple[int, int]] = []
+    chosen: list[tuple[int, int, Term]] = []
+    for start, end, term in spans:
+        if any(start < e and s < end for s, e in taken):
+            continue
+        taken.append((start, end))
+        chosen.append((start, end, term))
+    matches, seen = [], set()
+    for start, end, term in sorted(chosen, key=lambda s: s[0]):
+        if id(term) not in seen:
+            seen.add(id(term))
+            matches.append(Match(term, english_text[toks[start].start:toks[end - 1].end]))
+    return matches
 
 
-def _stem(word: str) -> str:
-    """A crude stem for inflected languages (Russian cases, plurals): the word less its ending."""
-    if len(word) >= 6:
-        return word[:-2]
-    if len(word) >= 4:
-        return word[:-1]
-    return word[:2]
+def english_text(fragment: str) -> str:
+    """A key's text as `terms_in` reads it: tags dropped, a placeholder one token of its own
+    (so that "`x` means …" reads as a verb), entities decoded."""
+    text = PLACEHOLDER_RE.sub(f" {english_words.PLACEHOLDER} ", fragment)
+    return " ".join(html.unescape(re.sub(r"<[^>]*>", " ", text)).split())
+
+
+def translation_text(fragment: str) -> str:
+    """A value's text as a reader sees it, without tags or placeholders."""
+    return " ".join(html.unescape(re.sub(r"<[^>]*>", " ", PLACEHOLDER_RE.sub(" ", fragment))).split())
+
+
+# ------------------------------------------------------------------------------------------
+# The check
 
 
 def has_term(lang: str, text: str, expected: tuple[str, ...]) -> bool:
     """True when `text` (a translation's plain text) uses one of the `expected` translations."""
-    folded = text.casefold()
-    cjk = lang.split("-")[0].lower() in _CJK_LANGS
-    for wanted in expected:
-        wanted = wanted.casefold()
-        if cjk:
-            if wanted in folded or wanted.replace(" ", "") in folded.replace(" ", ""):
-                return True
-            continue
-        if all(_stem(word) in folded for word in wanted.split()):
-            return True
-    return False
+    return inflection.prepared(lang, text).uses_any(expected)
 
 
-__all__ = ["Glossary", "Term", "Match", "parse_markdown", "parse_json", "load", "for_catalog", "glossary_path", "terms_in", "has_term"]
+def uses(lang: str, text: str, match: Match) -> bool:
+    """Whether the translation's plain `text` renders `match`: with the glossary's word, or by
+    keeping the English as it is."""
+    prepared = inflection.prepared(lang, text)
+    if prepared.uses_any(match.term.expected):
+        return True
+    return any(prepared.keeps_english(form) for form in (match.found, *match.term.english))
+
+
+def term_report(glossary: Glossary | None, lang: str, key: str, value: str) -> list[tuple[Match, bool]]:
+    """Each glossary term of the English `key` (HTML) and whether the translation `value` (HTML)
+    uses it; an empty value uses none."""
+    matches = terms_in(glossary, english_text(key))
+    if not matches:
+        return []
+    text = translation_text(value) if value.strip() else ""
+    return [(m, bool(text) and uses(lang, text, m)) for m in matches]
+
+
+def missing_terms(glossary: Glossary | None, lang: str, key: str, value: str) -> list[Match]:
+    """The checked terms of `key` that the translation `value` does not use."""
+    return [m for m, used in term_report(glossary, lang, key, value) if not used and not m.term.ambiguous]
+
+
+__all__ = [
+    "Glossary", "Term", "Match", "parse_markdown", "parse_json", "load", "for_catalog", "glossary_path",
+    "terms_in", "english_text", "translation_text", "has_term", "uses", "term_report", "missing_terms",
+]

@@ -367,7 +367,7 @@ def analyse(rel: str, url: str, text: str) -> PageData:
     try:
         parsed: ParsedSource = parse_source(text, rel)
     except SourceError as e:
-        findings.append(Finding("error", "source", f"{e.message}; fix the file and rebuild (meanwhile the site keeps the page as it last parsed, if it ever did)", path=rel, line=e.line))
+        findings.append(Finding("error", "source", f"{e.message}; fix the file and rebuild (meanwhile the site keeps the page as it last parsed, if it ever did)", path=rel, line=e.line, col=e.col))
         return PageData(rel, url, posixpath.basename(rel), "", (), (), (), tuple(findings))
 
     is_python = rel.endswith(".py")

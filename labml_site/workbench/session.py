@@ -27,7 +27,7 @@ from ..read.structure import SourceFile, discover
 from ..render.localize import plain_text, valid_lists
 from ..translate import glossary, review_state
 from ..translate.catalog import Catalog, Entry, translation_path
-from ..translate.checks import MAX_VALUE_CHARS, EntryContext, run_entry_checks, visible_text
+from ..translate.checks import MAX_VALUE_CHARS, EntryContext, run_entry_checks
 from ..translate.extract import ConcurrentEdit, UnwritableFile, write_translation
 from ..typeset.page import PageData
 
@@ -101,17 +101,11 @@ class Session:
 
     def _glossary_terms(self, page: _Page, key: str, value: str) -> list[dict]:
         found = self._glossary(page)
-        terms = []
-        text = html.unescape(visible_text(value))
-        for match in glossary.terms_in(found, html.unescape(visible_text(key))):
-            terms.append({
-                "english": match.found,
-                "expected": list(match.term.expected),
-                "note": match.term.note,
-                "used": bool(value.strip()) and glossary.has_term(self.lang, text, match.term.expected),
-                "checked": not match.term.ambiguous,
-            })
-        return terms
+        return [
+            {"english": match.found, "expected": list(match.term.expected), "note": match.term.note,
+             "used": used, "checked": not match.term.ambiguous}
+            for match, used in glossary.term_report(found, self.lang, key, value)
+        ]
 
     def _block(self, page: _Page, catalog: Catalog, key: str, placeholders: tuple[str, ...], index: int,
                section: str | None, reviews: dict) -> dict:
