@@ -29,7 +29,9 @@ HOSTILE_PROSE = (
 
 
 class _Served:
-    def __init__(self, server, host: str, token: str = "", pages: tuple[str, ...] = ()):
+    def __init__(self, server, host: str, token: str = "", pages: tuple[str, ...] = (), state=None):
+        self.threads_before = threading.active_count()
+        self.state = state
         self.server, self.port, self.host, self.token, self.pages = server, server.server_address[1], host, token, pages
         self.thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
@@ -51,6 +53,11 @@ class _Served:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=5)
+        if self.state is not None:
+            self.state.bump()  # wake the reload long polls of the pages opened
+        deadline = time.monotonic() + 10  # no thread left behind (workers are forked only without them)
+        while threading.active_count() > self.threads_before and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 def _site(root):
@@ -64,8 +71,8 @@ def _site(root):
 @pytest.fixture(params=["serve", "translate"])
 def served(request, tmp_path):
     if request.param == "serve":
-        server, _state = make_preview(_site(tmp_path), 0, max_connections=CAP, idle_timeout=IDLE)
-        s = _Served(server, "127.0.0.1", pages=("/index.html", "/tut/page.html"))
+        server, state = make_preview(_site(tmp_path), 0, max_connections=CAP, idle_timeout=IDLE)
+        s = _Served(server, "127.0.0.1", pages=("/index.html", "/tut/page.html"), state=state)
     else:
         config = make_project(tmp_path)
         write_tree(tmp_path / "src", {"tut/hostile.py": HOSTILE_PROSE,

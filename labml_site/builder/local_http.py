@@ -89,7 +89,12 @@ class _Reaper:
         self.deadlines: dict[socket.socket, float] = {}
         self.lock = threading.Lock()
         self.stopped = threading.Event()
-        threading.Thread(target=self._run, name="labml-site-reaper", daemon=True).start()
+
+    def start(self) -> threading.Thread:
+        self.stopped.clear()
+        thread = threading.Thread(target=self._run, name="labml-site-reaper", daemon=True)
+        thread.start()
+        return thread
 
     def watch(self, conn: socket.socket, seconds: float) -> None:
         with self.lock:
@@ -122,11 +127,29 @@ class GuardedServer(http.server.ThreadingHTTPServer):
     def __init__(self, address, handler, max_connections: int = MAX_CONNECTIONS) -> None:
         self.slots = threading.BoundedSemaphore(max_connections)
         self.reaper = _Reaper()
+        self.open: set[socket.socket] = set()  # the connections being served
         super().__init__(address, handler)
 
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        # The reaper lives while the server serves (no thread is left behind by a server that
+        # was made and never served, or was shut down: forking workers needs a lone thread).
+        reaper = self.reaper.start()
+        try:
+            super().serve_forever(poll_interval)
+        finally:
+            self.reaper.stopped.set()
+            reaper.join(timeout=2)
+
     def server_close(self) -> None:
-        self.reaper.stopped.set()
+        """Also end the connections still open (their threads then end too)."""
         super().server_close()
+        with self.reaper.lock:
+            open_now = list(self.open)
+        for conn in open_now:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def process_request(self, request, client_address) -> None:
         if not self.slots.acquire(blocking=False):
@@ -147,9 +170,13 @@ class GuardedServer(http.server.ThreadingHTTPServer):
             raise
 
     def process_request_thread(self, request, client_address) -> None:
+        with self.reaper.lock:
+            self.open.add(request)
         try:
             super().process_request_thread(request, client_address)
         finally:
+            with self.reaper.lock:
+                self.open.discard(request)
             self.slots.release()
 
     def handle_error(self, request, client_address) -> None:
