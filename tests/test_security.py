@@ -41,13 +41,15 @@ def toy(tmp_path: Path) -> tuple[Path, Path]:
     return src, tr
 
 
-def run_build(src: Path, tr: Path, out: Path, timeout: float = 120.0):
-    """Build in a thread, so a build that blocks (on a FIFO…) fails the test instead of hanging it."""
+def run_build(src: Path, tr: Path, out: Path, timeout: float = 120.0, **options):
+    """Build in a thread, so a build that blocks (on a FIFO…) fails the test instead of hanging it.
+    `options`: of BuildConfig (default: en and zh, one process)."""
     box: dict = {}
+    options = {"langs": ("en", "zh"), "base_lang": "en", "jobs": 1, **options}
 
     def target():
         try:
-            box["result"] = build(BuildConfig(src, tr, out, langs=("en", "zh"), base_lang="en", jobs=1))
+            box["result"] = build(BuildConfig(src, tr, out, **options))
         except BaseException as e:  # noqa: BLE001 - reported below
             box["error"] = e
 

@@ -308,7 +308,7 @@ def test_serve_shows_the_build_errors_over_the_last_good_page(tmp_path):
         body = response.read().decode("utf-8")
         assert response.status == 200
         assert "Scaled scores 0" in body and 'id="labml-build-errors"' in body
-        assert "toy/page0.py:" in body and "cannot tokenize" in body
+        assert "toy/page0.py:" in body and "invalid Python" in body  # (the source error, at its line)
         assert "<script>alert(1)" not in body and "&lt;script&gt;alert(1)" in body
         state.report([])
         conn.request("GET", "/toy/page0.html", headers={"Host": "127.0.0.1"})

@@ -60,7 +60,8 @@ MISS: Any = _Miss()
 
 
 def cache_home() -> Path:
-    """Where every site's cache lives: outside any work tree, owned by the user."""
+    """Where every site's cache lives: outside any work tree, owned by the user (`BuildCache.open`
+    checks that it is: `cache_folder_problem`)."""
     explicit = os.environ.get("LABML_SITE_CACHE_DIR")
     if explicit:
         return Path(explicit).expanduser().resolve()
@@ -73,6 +74,39 @@ def cache_dir_for(out: Path) -> Path:
     which (`site-3f2a…` for `/home/me/project/site`)."""
     out = Path(out).resolve()
     return cache_home() / f"{out.name or 'root'}-{digest(os.fsencode(out))[:16]}"
+
+
+def cache_folder_problem(folder: Path) -> str | None:
+    """Why the cache at `folder` must not be used (None when it may), checked as ssh checks
+    ~/.ssh before it trusts what is there: entries are pickles, which run code when loaded, so
+    the folder must be a folder (not a link) owned by this user and writable by no one else, and
+    every folder above it owned by this user or root and writable by no one else unless it is
+    sticky (/tmp), so that no one else can put a file there or swap a folder for their own."""
+    if not hasattr(os, "geteuid"):
+        return None  # (Windows: the user's own profile folder; no such modes to check)
+    uid = os.geteuid()
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return None  # (created, private, when first written)
+    except OSError as e:
+        return f"{folder} cannot be examined ({e.strerror or e})"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{folder} is not a folder (a link or a file)"
+    if st.st_uid != uid:
+        return f"{folder} is owned by another user (uid {st.st_uid})"
+    if st.st_mode & 0o022:
+        return f"{folder} can be written by {'others' if st.st_mode & 0o002 else 'its group'} (mode {stat.S_IMODE(st.st_mode):o})"
+    for parent in Path(folder).parents:
+        try:
+            pst = os.stat(parent)
+        except OSError as e:
+            return f"{parent} cannot be examined ({e.strerror or e})"
+        if pst.st_uid not in (uid, 0):
+            return f"{parent}, a folder above it, is owned by another user (uid {pst.st_uid})"
+        if pst.st_mode & 0o022 and not pst.st_mode & stat.S_ISVTX:
+            return f"{parent}, a folder above it, can be written by others (mode {stat.S_IMODE(pst.st_mode):o})"
+    return None
 
 
 def digest(*parts: str | bytes) -> str:
@@ -576,6 +610,7 @@ class BuildCache:
     heads_used: set[str] = field(default_factory=set)
     heads_changed: set[str] = field(default_factory=set)
     files: FileDigests = field(default_factory=FileDigests)
+    refused: str = ""  # why the cache folder is not used (`cache_folder_problem`), if it is not
 
     def __post_init__(self) -> None:
         self.files = FileDigests(self)
@@ -583,11 +618,17 @@ class BuildCache:
     @classmethod
     def open(cls, out: Path, enabled: bool = True, keep_in_memory: bool = False) -> "BuildCache":
         root = cache_dir_for(out)
+        refused = ""
         if enabled:
+            home = cache_home()
             try:
-                root.mkdir(parents=True, exist_ok=True, mode=0o700)
+                home.mkdir(parents=True, exist_ok=True, mode=0o700)
+                root.mkdir(exist_ok=True, mode=0o700)
             except OSError:
                 pass  # an unwritable cache makes builds slower, not wrong (every write is a miss)
+            problem = cache_folder_problem(home) or cache_folder_problem(root)
+            if problem:  # never load a pickle someone else could have put there
+                enabled, refused = False, problem
         memory = _MEMORY.setdefault(root, {}) if keep_in_memory else None
         manifest = RenderManifest.load(root / "rendered.pkl") if enabled else RenderManifest(root / "rendered.pkl")
         heads: dict[str, Any] = {}
@@ -597,7 +638,7 @@ class BuildCache:
                 heads = HeadsFile(root).load()
             if keep_in_memory:
                 _HEADS[root] = heads
-        return cls(root, ObjectStore(root, memory), manifest, builder_fingerprint(), enabled, heads=heads)
+        return cls(root, ObjectStore(root, memory), manifest, builder_fingerprint(), enabled, heads=heads, refused=refused)
 
     def head(self, key: str) -> Any:
         """The head recorded with `key`, or MISS. Its object stays in use (`prune` keeps it)."""

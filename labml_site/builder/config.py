@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UserError
+from ..read.urls import url_problem
 from ..render.theme import DEFAULT_TEMPLATES
 
 # BCP 47-shaped tags: `en`, `zh`, `pt-BR`, `zh-Hant`. Tags become parts of file and URL paths
@@ -34,9 +35,16 @@ class BuildConfig:
     markdown: bool = False
 
     def __post_init__(self) -> None:
-        if self.source_url and not self.source_url.lower().startswith(("https://", "http://")):
-            raise UserError(f"--source-url {self.source_url!r} must be an http(s) URL, e.g. "
-                            "https://github.com/o/r/blob/main/src/")
+        # Pages link to these (hreflang, "View on GitHub", "Help translate"): checked as a browser
+        # reads them, so nothing but the http(s) URL written is ever linked (read/urls.py).
+        for option, value, example in (
+            ("--site-url", self.site_url, "https://example.org/docs/"),
+            ("--source-url", self.source_url, "https://github.com/o/r/blob/main/src/"),
+            ("--edit-url", self.edit_url, "https://github.com/o/r/edit/main/translations/"),
+        ):
+            problem = url_problem(value, relative=False, prefix=True) if value else None
+            if problem:
+                raise UserError(f"{option} {value!r} is refused: {problem}; pass an http(s) URL such as {example}")
         # Also for callers of the library: a language is a path component, so only tags pass.
         for lang in (self.base_lang, *self.langs):
             if not isinstance(lang, str) or not LANG_TAG.fullmatch(lang):

@@ -6,6 +6,7 @@ import contextlib
 import ctypes
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -15,7 +16,9 @@ from .cache import stage_beside
 
 # Every site this builder writes holds this file. The builder replaces or deletes a folder's
 # contents only when it finds it there (or the folder is empty): `--out docs` or `--out .` by
-# mistake is refused instead of deleting what the user keeps there.
+# mistake is refused instead of deleting what the user keeps there. A marker alone is not enough,
+# because a pull request can commit one into any folder: a folder in which git tracks a file is
+# never the builder's (`tracked_files`).
 MARKER = ".labml-site"
 MARKER_TEXT = b"A site written by labml-site. Its builder replaces everything in this folder on each build.\n"
 
@@ -35,19 +38,44 @@ def claim(out: Path) -> Path:
     if out.is_symlink():
         raise UserError(f"--out {out} is a symbolic link; pass the folder it points to, or another --out DIR")
     out = out.resolve()
-    if out.is_dir() and not is_ours(out):
+    if out.is_dir():
         with os.scandir(out) as entries:
-            if any(True for _ in entries):
-                raise UserError(
-                    f"--out {out} is not empty and was not written by labml-site (it has no {MARKER} file); "
-                    "the build replaces everything in --out, so pass an empty or new folder"
-                )
+            empty = not any(True for _ in entries)
+        if not empty and not is_ours(out):
+            raise UserError(
+                f"--out {out} is not empty and was not written by labml-site (it has no {MARKER} file); "
+                "the build replaces everything in --out, so pass an empty or new folder"
+            )
+        tracked = tracked_files(out) if not empty else []
+        if tracked:
+            raise UserError(
+                f"--out {out} holds files git tracks (e.g. {tracked[0]}); the build replaces everything in --out, "
+                "so it never builds into a tracked folder: pass a folder git does not track (list it in "
+                ".gitignore) and copy the site from there if you commit it"
+            )
     with contextlib.suppress(OSError):
         for entry in os.scandir(out.parent):
             if entry.name.startswith((f".{out.name}-new-", f".{out.name}-old-")) and entry.is_dir(follow_symlinks=False):
-                if is_ours(entry.path) or not any(True for _ in os.scandir(entry.path)):
+                if (is_ours(entry.path) or not any(True for _ in os.scandir(entry.path))) and not tracked_files(Path(entry.path)):
                     shutil.rmtree(entry.path, ignore_errors=True)
     return out
+
+
+def tracked_files(folder: Path) -> list[str]:
+    """A few of the files git tracks under `folder` (none when it lies in no work tree, or git is
+    not installed or does not answer in time)."""
+    if not os.environ.get("GIT_DIR") and not any(os.path.lexists(os.path.join(p, ".git")) for p in (folder, *folder.parents)):
+        return []  # in no work tree: no git to ask (a few stat calls instead of a process)
+    try:
+        done = subprocess.run(
+            ["git", "-C", os.fspath(folder), "ls-files", "-z", "--full-name", "--", "."],
+            capture_output=True, timeout=30, check=False, stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if done.returncode != 0:
+        return []
+    return [name.decode("utf-8", "backslashreplace") for name in done.stdout.split(b"\0")[:6] if name]
 
 
 def new_site_folder(out: Path) -> Path:

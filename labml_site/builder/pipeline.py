@@ -32,7 +32,30 @@ def analyse_file(rel: str, url: str, source: bytes) -> PageData:
         return PageData(rel, url, posixpath.basename(rel), "", (), (), (), (
             Finding("error", "source-encoding", f"not UTF-8 ({e.reason} at byte {e.start}); save the file as UTF-8", path=rel),
         ))
-    return analyse(rel, url, text)
+    try:
+        return analyse(rel, url, text)
+    except Exception as e:  # noqa: BLE001 - one file's failure is that file's finding, never the build's
+        return failed_analysis(rel, url, _why(e))
+
+
+# What a page whose analysis failed carries instead of its sections (prepare.py keeps its last
+# good page, and does not remember the failure: the next build tries again).
+ANALYSIS_FAILED = "analysis-failed"
+WORKER_DIED = "worker-died"
+
+
+def failed_analysis(rel: str, url: str, why: str, code: str = ANALYSIS_FAILED) -> PageData:
+    return PageData(rel, url, posixpath.basename(rel), "", (), (), (), (
+        Finding("error", code, f"{why}; the page is not updated (the site keeps its last good version, if any)", path=rel),
+    ))
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, MemoryError):
+        return "analysing this file needed more memory than there is (MemoryError); look for something huge in it"
+    if isinstance(e, RecursionError):
+        return "this file nests something too deeply to analyse (RecursionError)"
+    return f"the builder failed on this file ({type(e).__name__}: {str(e)[:200]}); this is a bug in labml-site, please report it with the file"
 
 
 def localize_file(data: PageData, lang: str, catalog: Catalog | None, marker: str, published: bool) -> LocalText:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -119,9 +120,11 @@ def _prepare_file(job: _FileJob, entries: dict[str, object] | None, send: bool =
     time unpickling it while the workers are busy)."""
     analysed = job.data is None
     data = pipeline.analyse_file(job.rel, job.url, job.source) if analysed else job.data
-    if analysed and entries is not None:
+    if analysed and entries is not None and not _failed(data):
         entries[job.key] = data
     published = job.is_index or bool(data.sections)
+    if _failed(data):
+        entries = None  # nothing of a failed analysis is remembered
     texts: dict[str, LocalText] = {}
     text_heads: dict[str, TextHead] = {}
     for lj in job.langs:
@@ -198,7 +201,9 @@ class _Dispatch:
 
     def results(self, meanwhile: Callable[[], object] | None = None) -> Iterator[tuple[tuple[_FileJob, ...], _GroupResult]]:
         """Every group's result, in the order sent (each taken while the workers go on).
-        `meanwhile` runs once every job is sent, while the workers work (not without workers)."""
+        `meanwhile` runs once every job is sent, while the workers work (not without workers).
+        When a worker dies (killed for memory, a crash in a library), the groups it took down are
+        done again, file by file, so that the file it died on is found and reported."""
         if self.pool is None:
             for group in _groups(self.waiting, 8):
                 yield group, _prepare_group(group, self.store)
@@ -206,8 +211,34 @@ class _Dispatch:
         self._send()
         if meanwhile is not None:
             meanwhile()
+        lost: list[_FileJob] = []
         for group, future in self.sent:
-            yield group, future.result()
+            try:
+                yield group, future.result()
+            except BrokenProcessPool:
+                lost.extend(group)
+        if lost:
+            yield from self._again(lost)
+
+    def _again(self, jobs: list[_FileJob]) -> Iterator[tuple[tuple[_FileJob, ...], _GroupResult]]:
+        """The jobs a dead worker took down: in a new pool, one file per task; what a second
+        death takes down, one file at a time in a process of its own, where a death names its file."""
+        self.close()
+        lost: list[_FileJob] = []
+        with ProcessPoolExecutor(max_workers=self.workers, mp_context=pool_context()) as pool:
+            futures = [((job,), pool.submit(_prepare_job, ((job,), self.store, self.send))) for job in jobs]
+            for group, future in futures:
+                try:
+                    yield group, future.result()
+                except BrokenProcessPool:
+                    lost.extend(group)
+        for job in lost:
+            with ProcessPoolExecutor(max_workers=1, mp_context=pool_context()) as pool:
+                try:
+                    result = pool.submit(_prepare_job, ((job,), self.store, self.send)).result()
+                except BrokenProcessPool:
+                    result = _died(job)
+            yield (job,), result
 
     def close(self) -> None:
         if self.pool is not None:
@@ -315,7 +346,31 @@ def _text_jobs(prepared: Prepared, engine: Engine, config: BuildConfig, file: So
 # key of its last analysis that parsed (and the digest of those bytes), and while that analysis is
 # still stored, it stands in for the broken one, with the error in the build's report.
 _LAST_GOOD = "last-good:"
-PARSE_ERRORS = ("source", "source-encoding")
+PARSE_ERRORS = ("source", "source-encoding", pipeline.ANALYSIS_FAILED, pipeline.WORKER_DIED)
+
+
+_UNFINISHED = (pipeline.ANALYSIS_FAILED, pipeline.WORKER_DIED)
+
+
+def _failed(data: PageData) -> bool:
+    """An analysis that did not finish (an exception, a dead worker): never remembered, so the
+    next build tries again (it may have been short of memory)."""
+    return not data.sections and any(f.code in _UNFINISHED for f in data.findings)
+
+
+def _failed_head(head: PageHead) -> bool:
+    return not head.has_sections and any(f.code in _UNFINISHED for f in head.findings)
+
+
+def _died(job: _FileJob) -> _GroupResult:
+    """The result for a file whose worker died while analysing it: that finding, its texts made
+    here from the empty page (no analysis runs in this process)."""
+    data = pipeline.failed_analysis(
+        job.rel, job.url, "the worker process analysing this file died (killed, perhaps for using too much memory)",
+        pipeline.WORKER_DIED,
+    )
+    result = _prepare_file(replace(job, data=data), None)
+    return _GroupResult((replace(result, head=page_head(data), data=data),))
 
 
 def failed_to_parse(head: PageHead) -> bool:
@@ -373,6 +428,7 @@ def _take_group(prepared: Prepared, engine: Engine, jobs: tuple[_FileJob, ...], 
 
 
 def _take_result(prepared: Prepared, engine: Engine, job: _FileJob, result: _FileResult) -> None:
+    failed = result.head is not None and _failed_head(result.head)
     if result.head is not None:
         _take_page(prepared, engine, job.rel, job.key, result.head, result.data)
     if result.notebook is not None:
@@ -382,8 +438,9 @@ def _take_result(prepared: Prepared, engine: Engine, job: _FileJob, result: _Fil
         if text is not None:
             prepared.texts[(job.rel, lj.lang)] = text
         prepared.text_heads[job.rel][lj.lang] = result.text_heads[lj.lang]
-        engine.took(lj.key, text)
-        engine.record_summary(lj.key, result.text_heads[lj.lang])
+        if not failed:
+            engine.took(lj.key, text)
+            engine.record_summary(lj.key, result.text_heads[lj.lang])
     engine.stats.localized += len(job.langs)
 
 
@@ -393,6 +450,8 @@ def _take_page(prepared: Prepared, engine: Engine, rel: str, key: str, head: Pag
         prepared.pages[rel] = data
     prepared.heads[rel] = head
     engine.stats.analysed += 1
+    if _failed_head(head):
+        return  # not remembered: the next build tries again
     engine.took(key, data)
     engine.record_summary(key, head)
 

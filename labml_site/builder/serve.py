@@ -10,13 +10,15 @@ between builds, so only the files an edit touched are analysed and rendered agai
 It is a preview for the person at this machine, never a web server, and it defends itself as one:
 it listens on 127.0.0.1; it answers only requests whose Host is `127.0.0.1`, `localhost` or
 `[::1]` (with any port), so a web page cannot reach it through DNS rebinding (421 otherwise); a
-query it does not understand gets 400; at most `MAX_CONNECTIONS` requests are served at once (the
-others get 503) and a connection that sends nothing for `IDLE_TIMEOUT` seconds is closed.
+query it does not understand gets 400; the server itself (`local_http.py`, shared with the
+editor's) serves at most `MAX_CONNECTIONS` connections at once (the others get 503), closes a
+connection that sends nothing for `IDLE_TIMEOUT` seconds or dribbles its request, sends a
+restrictive Content-Security-Policy with every response (so the reload script is a file,
+`/__labml_site_build.js`, not inline) and takes a closed tab in its stride.
 """
 from __future__ import annotations
 
 import html
-import http.server
 import re
 import threading
 from functools import partial
@@ -24,10 +26,11 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
+from .local_http import IDLE_TIMEOUT, MAX_CONNECTIONS, GuardedHandler, GuardedServer, guarded_handler
+
 RELOAD_PATH = "/__labml_site_build"
+RELOAD_SCRIPT_PATH = RELOAD_PATH + ".js"
 LONG_POLL_SECONDS = 25.0  # below common proxy and browser idle timeouts
-MAX_CONNECTIONS = 64  # a few tabs' long polls and their browsers' parallel connections
-IDLE_TIMEOUT = 20.0  # seconds a connection may stay silent while its request is read
 ALLOWED_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
 _HOST_RE = re.compile(r"(\[[0-9a-fA-F:.]+\]|[^:\[\]]+)(?::(\d{1,5}))?")
 _BUILD_NUMBER_RE = re.compile(r"\d{1,18}")
@@ -39,14 +42,15 @@ def host_allowed(host: str | None) -> bool:
         return False
     m = _HOST_RE.fullmatch(host.strip())
     return bool(m) and m.group(1).lower().rstrip(".") in ALLOWED_HOSTS
-_RELOAD_SCRIPT = (
-    "<script>(function(){var v=null;function poll(){"
+_RELOAD_JS = (
+    "(function(){var v=null;function poll(){"
     "fetch('%s'+(v===null?'':'?after='+encodeURIComponent(v)),{cache:'no-store'})"
     ".then(function(r){return r.text()})"
     ".then(function(t){if(v!==null&&t!==v){location.reload();return}v=t;poll()})"
-    ".catch(function(){setTimeout(poll,1000)})}poll()})();</script>"
+    ".catch(function(){setTimeout(poll,1000)})}poll()})();\n"
     % RELOAD_PATH
-)
+).encode()
+_RELOAD_SCRIPT = f'<script src="{RELOAD_SCRIPT_PATH}"></script>'  # a file: the policy allows no inline script
 
 
 def _errors_box(errors: tuple[str, ...]) -> str:
@@ -89,11 +93,8 @@ class _State:
             return self.build_id
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
+class _Handler(GuardedHandler):
     state: _State
-
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - keep the terminal for build logs
-        pass
 
     def _send(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)
@@ -121,6 +122,9 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if not self._host_ok():
             return
         url = urlsplit(self.path)
+        if url.path == RELOAD_SCRIPT_PATH:
+            self._send(200, _RELOAD_JS, "text/javascript; charset=utf-8")
+            return
         if url.path == RELOAD_PATH:
             try:
                 query = parse_qs(url.query, keep_blank_values=True, max_num_fields=2)
@@ -150,51 +154,14 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         super().do_GET()
 
 
-class _Server(http.server.ThreadingHTTPServer):
-    """A thread per request, at most `max_connections` at once: one more is answered 503 and
-    closed at once, so a flood of connections cannot exhaust threads or file descriptors."""
-
-    daemon_threads = True  # long-polling requests must not keep the process alive
-
-    def __init__(self, address, handler, max_connections: int = MAX_CONNECTIONS) -> None:
-        self.slots = threading.BoundedSemaphore(max_connections)
-        super().__init__(address, handler)
-
-    def process_request(self, request, client_address) -> None:
-        if not self.slots.acquire(blocking=False):
-            try:
-                request.settimeout(1.0)
-                request.sendall(
-                    b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\n"
-                    b"Connection: close\r\n\r\n"
-                )
-            except OSError:
-                pass
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.slots.release()
-            raise
-
-    def process_request_thread(self, request, client_address) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
-
-
 def make_server(
     directory: Path, port: int = 8000, host: str = "127.0.0.1",
     max_connections: int = MAX_CONNECTIONS, idle_timeout: float = IDLE_TIMEOUT,
-) -> tuple[http.server.ThreadingHTTPServer, _State]:
+) -> tuple[GuardedServer, _State]:
     """A server for `directory` on loopback only: a preview, never a public web server."""
     state = _State()
-    # `timeout`: StreamRequestHandler sets it on the connection's socket, so a read that waits
-    # longer (a client that connects and sends nothing, or dribbles its headers) ends it.
-    handler = type("Handler", (_Handler,), {"state": state, "timeout": idle_timeout})
-    server = _Server((host, port), partial(handler, directory=str(directory)), max_connections)
+    handler = guarded_handler(_Handler, idle_timeout, state=state)
+    server = GuardedServer((host, port), partial(handler, directory=str(directory)), max_connections)
     return server, state
 
 

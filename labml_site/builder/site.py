@@ -42,6 +42,7 @@ from .entries import asset_reader, svg_entries
 from ..render import notebooks
 from ..render import search_index
 from ..render import sitemap  # reader extras
+from ..render import svg_safety
 from .config import BuildConfig
 from ..findings import Finding, Report
 from ..render.i18n import UI, language_name, load_ui, text_direction
@@ -69,7 +70,7 @@ from .prepare import (
 )
 from ..render.theme import Theme
 from ..translate import glossary
-from ..read.structure import ORIGINALS_FOLDER, Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, reading_order, relative_url
+from ..read.structure import ORIGINALS_FOLDER, Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, reading_order, relative_url, url_under
 
 
 @dataclass
@@ -296,13 +297,13 @@ def _alternates(site: _Site, url: str, lang: str) -> tuple[list[dict], list[dict
     here = lang_prefix(lang, site.config.base_lang) + url
     for other in site.config.langs:
         target = lang_prefix(other, site.config.base_lang) + url
-        href = site.config.site_url.rstrip("/") + "/" + target if site.config.site_url else relative_url(here, target)
+        href = url_under(site.config.site_url, target) if site.config.site_url else relative_url(here, target)
         alternates.append({"lang": other, "href": href})
         switcher.append(
             {"lang": other, "name": site.languages[other][0], "href": relative_url(here, target), "current": other == lang}
         )
     if site.config.site_url:
-        alternates.append({"lang": "x-default", "href": site.config.site_url.rstrip("/") + "/" + url})
+        alternates.append({"lang": "x-default", "href": url_under(site.config.site_url, url)})
     return alternates, switcher
 
 
@@ -328,7 +329,7 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
         "breadcrumbs": [
             {"title": title, "href": relative_url(url, crumb_url)} for crumb_url, title in zip(breadcrumbs(url), inputs["crumbs"])
         ],
-        "og_url": (config.site_url.rstrip("/") + "/" + here) if config.site_url else "",
+        "og_url": url_under(config.site_url, here) if config.site_url else "",
         "notice": inputs.get("notice"),
         "sections": [],
         "children": [{"title": t, "summary": s, "href": relative_url(url, u)} for t, s, u in inputs.get("children", ())],
@@ -538,7 +539,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                 "translated": text.translated_sections,
                 "total": text.prose_sections,
                 "file": f"{posixpath.basename(str(config.translations))}/{file.base}.{lang}.json",
-                "edit_href": (config.edit_url.rstrip("/") + f"/{file.base}.{lang}.json") if config.edit_url else "",
+                "edit_href": url_under(config.edit_url, f"{file.base}.{lang}.json") if config.edit_url else "",
             }
         if lang != config.base_lang and head.has_sections:  # the English original, on request
             extra["original"] = originals_path(file.folder)
@@ -574,7 +575,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                         source_of=file.rel, analysis=site.prepared.keys[file.rel], page_url=file.url, page_title=text.title,
                     ))
         if config.source_url:  # "view on GitHub": the page's source, each section's lines
-            extra["repo_href"] = config.source_url.rstrip("/") + "/" + file.rel
+            extra["repo_href"] = url_under(config.source_url, file.rel)
         _render(site, lang, ui, language_key, _inputs(site, lang, "page.html", file.url, text.title, text.summary, **extra))
         if config.markdown:  # the page as Markdown, for programs (llms.txt lists them)
             site.engine.output(
@@ -584,11 +585,13 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
         for asset in head.assets:
             if asset in site.files.assets and prefix + asset not in site.engine.outputs:  # (missing ones were reported once)
                 path = site.files.assets[asset].path
-                if asset.lower().endswith(".svg"):  # themed, labels translated (render/figures.py)
+                if _refused_asset(site, asset):
+                    continue
+                if asset.lower().endswith(".svg"):  # sanitised, themed, labels translated (render/figures.py)
                     site.engine.output(
                         prefix + asset,
                         Engine.key("svg", lang, site.engine.file_digest(path), site.prepared.text_keys[file.rel][lang] if lang != config.base_lang else ""),
-                        lambda path=path, rel=file.rel: _figure(site, path, rel, lang), group=file.rel,
+                        lambda path=path, rel=file.rel, asset=asset: _figure(site, path, rel, lang, asset), group=file.rel,
                     )
                 else:
                     site.engine.outputs[prefix + asset] = path
@@ -613,7 +616,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
         name = f"{file.base}.{lang}.json"
         rows.append({
             "title": text.title,
-            "href": file.url,
+            "href": relative_url("translation-status.html", file.url),
             "blocks": sum(counts.values()),
             "translated": counts.get("translated", 0) + counts.get("repaired", 0),  # shown
             "fuzzy": counts.get("fuzzy", 0),
@@ -695,14 +698,44 @@ def _figure_counts(site: _Site, file: SourceFile, lang: str) -> tuple[dict[str, 
     return tally(verdicts), [f for v in verdicts for f in v.findings]
 
 
-def _figure(site: _Site, path: Path, rel: str, lang: str) -> bytes:
-    """An SVG figure as `lang` shows it: dark-mode colours added, its labels looked up in the
-    translation file of the page that shows it (render/figures.py). Not UTF-8: copied as it is."""
-    data = path.read_bytes()
-    try:
-        svg = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data
+# Files a browser runs as documents when opened from the site: never published as figures.
+ACTIVE_SUFFIXES = (".html", ".htm", ".xhtml", ".xht", ".xml", ".xsl", ".xslt", ".svgz", ".mht", ".mhtml", ".shtml", ".hta")
+
+
+def _asset_findings(site: _Site, asset: str) -> list[Finding]:
+    """What publishing an asset a page shows would remove or refuse (render/svg_safety.py),
+    known by the file's bytes (kept with the heads, so an unchanged figure is not checked again)."""
+    if asset.lower().endswith(ACTIVE_SUFFIXES):
+        return [Finding("error", "asset-refused", "a browser runs this kind of file as a page of the site when it is "
+                        "opened, so it is not published; show a PNG or an SVG instead", path=asset)]
+    if not asset.lower().endswith(".svg"):
+        return []
+    path = site.files.assets[asset].path
+
+    def check() -> list[Finding]:
+        found = svg_safety.check_svg(path.read_bytes(), asset)
+        if found.svg is None:
+            return [Finding("error", "svg-refused", f"the figure is not published: {found.refused}", path=asset)]
+        if found.removed:
+            return [Finding("warning", "svg-sanitised", "removed from the published figure (it could run script or load "
+                            f"from elsewhere when opened): {'; '.join(found.removed[:12])}", path=asset)]
+        return []
+
+    key = Engine.key("svg-check", site.engine.fingerprint, site.engine.file_digest(path))
+    return site.engine.summarised(key, check, valid=lambda found: isinstance(found, list))
+
+
+def _refused_asset(site: _Site, asset: str) -> bool:
+    return any(f.severity == "error" for f in _asset_findings(site, asset))
+
+
+def _figure(site: _Site, path: Path, rel: str, lang: str, asset: str = "") -> bytes:
+    """An SVG figure as `lang` shows it: without what could run script or load from elsewhere
+    (render/svg_safety.py), dark-mode colours added, its labels looked up in the translation file
+    of the page that shows it (render/figures.py)."""
+    svg = svg_safety.safe_svg(path.read_bytes().decode("utf-8", "replace"), asset)
+    if svg is None:  # (refused figures are not published: `_refused_asset`)
+        return b""
     translate = None
     if lang != site.config.base_lang:
         catalog_path = Path(site.config.translations) / f"{posixpath.splitext(rel)[0]}.{lang}.json"
@@ -823,6 +856,9 @@ def build(config: BuildConfig) -> BuildResult:
 
 def _build(config: BuildConfig, engine: Engine, started: float) -> BuildResult:
     report = Report()
+    if engine.cache.refused:
+        report.add(Finding("warning", "cache-refused", f"the build cache is not used: {engine.cache.refused}; "
+                           "make the folder yours and private (chmod 700), or set LABML_SITE_CACHE_DIR to one that is"))
     # 1. The source tree: what becomes which page (links, FIFOs and colliding outputs left out).
     files = discover(config.source, config.langs, config.base_lang)
     report.extend(files.findings)
@@ -844,6 +880,9 @@ def _build(config: BuildConfig, engine: Engine, started: float) -> BuildResult:
 
     symbols, linked_keys = link_keys(prepared, engine)
     site = _Site(config, files, theme, prepared, engine, theme.fingerprint(), symbols, linked_keys)
+    shown = {asset for head in prepared.heads.values() for asset in head.assets if asset in files.assets}
+    for asset in sorted(shown):  # what publishing the figures removes or refuses
+        report.extend(_asset_findings(site, asset))
     site.languages = languages or _languages(engine, config.langs)
     inputs = _inputs_digest(site)
     last = engine.unchanged_since_last_build(inputs)

@@ -6,7 +6,10 @@ import multiprocessing
 import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Sequence, TypeVar
+
+from ..errors import UserError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -42,5 +45,12 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int, meanwhile: 
             if meanwhile is not None:
                 meanwhile()
             return list(results)
+    except BrokenProcessPool:
+        # A child killed (for memory, most often) or crashed: the build stops, with the previous
+        # site in place, rather than waiting or printing the executor's traceback.
+        raise UserError(
+            "a worker process died while producing the site (killed, perhaps for using too much memory); "
+            "the previous site is kept: build again, or with --jobs 1 to use one process", status=1,
+        ) from None
     finally:
         _TASK = None

@@ -19,6 +19,7 @@ Python is read by tokenizing it (with `tokenize`'s rules, see "Python tokens"), 
 from __future__ import annotations
 
 import ast
+import datetime
 import io
 import re
 import sys
@@ -42,7 +43,7 @@ class Section:
 
 @dataclass(frozen=True)
 class ParsedSource:
-    meta: dict[str, str]  # front matter (title, summary, and any other keys as strings)
+    meta: "FrontMatter"  # front matter (title, summary, …: text; `macros`: a mapping), with its lines
     sections: tuple[Section, ...]
     # Python only: the tokens of the CRLF-normalised text, reused by the highlighter
     tokens: PythonTokens | None = field(default=None, repr=False, compare=False)
@@ -63,7 +64,77 @@ class SourceError(Exception):
 # Front matter
 
 
-def split_front_matter(prose: str, path: str = "", first_line: int = 1) -> tuple[dict[str, str], str, int]:
+# Front matter is untrusted input (a pull request can change it) read by a YAML parser, so it is
+# bounded data: a size, a number of values and a depth, and no aliases (`*a`: ten nested aliases
+# of ten make 10^10 values of 700 bytes, the "billion laughs"). Keys the builder reads have a
+# shape: text for these, a mapping of text to text for those.
+MAX_FRONT_MATTER_CHARS = 64 * 1024
+MAX_FRONT_MATTER_VALUES = 2000
+MAX_FRONT_MATTER_DEPTH = 8
+SCALAR_KEYS = frozenset({"title", "summary", "redirect", "order"})
+MAPPING_KEYS = frozenset({"macros"})  # name → TeX
+
+
+class FrontMatter(dict):
+    """The front matter: key → text (a mapping of text to text for `MAPPING_KEYS`), and the
+    source line of each key (`line`), for findings about its value."""
+
+    def __init__(self, data: dict | None = None, lines: dict[str, int] | None = None) -> None:
+        super().__init__(data or {})
+        self.lines = lines or {}
+
+    def line(self, key: str, default: int = 1) -> int:
+        return self.lines.get(key, default)
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with aliases refused and the number and depth of values bounded
+    (the composer builds the node tree recursively, one value at a time, so the bounds hold
+    before anything large or deep exists)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._values = 0
+        self._depth = 0
+
+    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in front matter", event.start_mark)
+        self._values += 1
+        if self._values > MAX_FRONT_MATTER_VALUES:
+            raise yaml.composer.ComposerError(None, None, f"more than {MAX_FRONT_MATTER_VALUES} values", event.start_mark)
+        self._depth += 1
+        try:
+            if self._depth > MAX_FRONT_MATTER_DEPTH:
+                raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_FRONT_MATTER_DEPTH} levels deep", event.start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _load_yaml(body: str) -> tuple[object, dict[str, int]]:
+    """The YAML document and, for a mapping, the 0-based line of each key in `body`."""
+    loader = _BoundedLoader(body)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, {}
+        data = loader.construct_document(node)
+        lines = {}
+        if isinstance(node, yaml.MappingNode):
+            for key_node, _value in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    lines.setdefault(str(key_node.value), key_node.start_mark.line)
+        return data, lines
+    finally:
+        loader.dispose()
+
+
+_SCALARS = (str, int, float, bool, datetime.date)
+
+
+def split_front_matter(prose: str, path: str = "", first_line: int = 1) -> tuple[FrontMatter, str, int]:
     """Remove YAML front matter (`---` ... `---` at the start of `prose`).
 
     Returns (meta, remaining prose, number of prose lines removed). Leading empty lines before
@@ -74,7 +145,7 @@ def split_front_matter(prose: str, path: str = "", first_line: int = 1) -> tuple
     while i < len(lines) and lines[i].strip() == "":
         i += 1
     if i >= len(lines) or lines[i].rstrip() != "---":
-        return {}, prose, 0
+        return FrontMatter(), prose, 0
     for j in range(i + 1, len(lines)):
         if lines[j].rstrip() == "---":
             break
@@ -82,17 +153,25 @@ def split_front_matter(prose: str, path: str = "", first_line: int = 1) -> tuple
         raise SourceError(path, first_line + i, "front matter opened with '---' is never closed; "
                                                 "add a closing '---' line")
     body = "\n".join(lines[i + 1:j])
+    start = first_line + i + 1  # the source line of the body's first line
+    if len(body) > MAX_FRONT_MATTER_CHARS:
+        raise SourceError(path, start, f"front matter is longer than {MAX_FRONT_MATTER_CHARS // 1024} KB; "
+                                       "keep it to the page's title, summary and settings")
     try:
-        data = yaml.safe_load(body) if body.strip() else {}
+        data, key_lines = _load_yaml(body) if body.strip() else ({}, {})
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        line = first_line + i + 1 + (mark.line if mark is not None else 0)
+        line = start + (mark.line if mark is not None else 0)
         raise SourceError(path, line, f"front matter is not valid YAML ({getattr(e, 'problem', e)}); "
                                       "fix the YAML between the '---' lines") from None
+    if data is None:
+        data = {}
     if not isinstance(data, dict):
-        raise SourceError(path, first_line + i + 1,
-                          "front matter must be a YAML mapping like 'title: ...' and 'summary: ...'")
-    meta = {str(k): _meta_value(v) for k, v in data.items()}
+        raise SourceError(path, start, "front matter must be a YAML mapping like 'title: ...' and 'summary: ...'")
+    meta = FrontMatter(lines={k: start + n for k, n in key_lines.items()})
+    for k, v in data.items():
+        key = str(k)
+        meta[key] = _meta_value(key, v, path, meta.line(key, start))
     # The blank lines after the closing `---` go with it (in the original key rule too: a
     # paragraph right after front matter has no leading space).
     k = j + 1
@@ -101,12 +180,32 @@ def split_front_matter(prose: str, path: str = "", first_line: int = 1) -> tuple
     return meta, "\n".join(lines[k:]), k
 
 
-def _meta_value(v: object) -> str:
+def _kind(v: object) -> str:
+    return "list" if isinstance(v, (list, tuple, set)) else "mapping" if isinstance(v, dict) else type(v).__name__
+
+
+def _meta_value(key: str, v: object, path: str, line: int) -> str | dict[str, str]:
+    """A front matter value as the builder keeps it: text, or for `MAPPING_KEYS` a mapping of
+    text to text (anything else there is text its reader refuses). A list or a mapping where the
+    builder reads text is an error at its line."""
+    if key in MAPPING_KEYS:
+        if isinstance(v, dict) and all(isinstance(x, _SCALARS) for pair in v.items() for x in pair):
+            return {str(a): _scalar_text(b) for a, b in v.items()}
+        return "" if v is None else f"<a {_kind(v)}>"  # its reader reports that it is no mapping
     if v is None:
         return ""
-    if isinstance(v, str):
-        return v.strip()
-    return str(v)
+    if isinstance(v, _SCALARS):
+        return _scalar_text(v)
+    if key in SCALAR_KEYS:
+        raise SourceError(path, line, f"front matter '{key}:' must be text, not a {_kind(v)}; "
+                                      "quote it if it holds ':', '[' or '{'")
+    return str(v)  # a key the builder does not read (bounded: no aliases, few values)
+
+
+def _scalar_text(v: object) -> str:
+    if v is None:
+        return ""
+    return v.strip() if isinstance(v, str) else str(v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -549,7 +648,7 @@ def parse_python(text: str, path: str = "") -> ParsedSource:
     tokens = _tokenize(text, path)
     comment_lines, docstrings, split_lines = _scan(tokens)
 
-    meta: dict[str, str] = {}
+    meta = FrontMatter()
     builders: list[_Builder] = []
     cur = _Builder(start=1)
     ln = 1

@@ -9,15 +9,23 @@ or a source larger than `MAX_SOURCE_BYTES` is left out and reported (`SiteFiles.
 nothing outside `--source` can be published and nothing can block the build. `discover(…, langs=…)`
 also reports output paths that would collide (`output_collisions`) and leaves out what would
 overwrite another output.
+
+Names are untrusted too (a pull request can add `javascript:alert(1).py`): every URL made from a
+name goes through `url_path`, so a browser reads it as the path it names. A name no URL or file
+name can carry faithfully (control characters, bidirectional overrides, bytes that are not UTF-8)
+is refused (`source-name`).
 """
 from __future__ import annotations
 
 import os
 import posixpath
+import re
 import stat
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable
+from urllib.parse import quote
 
 from ..findings import Finding
 from .safe_files import kind_of
@@ -99,7 +107,38 @@ def _visible(rel: PurePosixPath) -> bool:
 
 
 def _refused(path: Path, why: str, code: str = "source-refused") -> Finding:
-    return Finding("error", code, f"{why}; it is not read or published", str(path))
+    return Finding("error", code, f"{why}; it is not read or published", shown_path(path))
+
+
+# Bidirectional overrides and isolates make a name read differently from what it is.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+
+
+def bad_name(name: str) -> str | None:
+    """Why a file or folder name cannot be published (None when it can): a control character
+    (a newline in a name ends a log line and a Markdown link), a bidirectional control (the name
+    reads otherwise than it is), or bytes that are not UTF-8 (Python holds them as surrogates,
+    which no page can be written with). Every other name is published, its URLs percent-encoded."""
+    if name.isprintable():  # (the common case: one C-level pass)
+        return None
+    for c in name:
+        category = unicodedata.category(c)
+        if category == "Cs":
+            return "its name is not UTF-8"
+        if category == "Cc":
+            return f"its name holds the control character U+{ord(c):04X}"
+        if c in _BIDI_CONTROLS:
+            return f"its name holds the bidirectional control U+{ord(c):04X}"
+    return None
+
+
+def shown_path(path: Path | str) -> str:
+    """A path as a report shows it: bytes that are not UTF-8 and control characters escaped, so
+    that printing it can neither fail nor break the line."""
+    text = os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _walk(source_dir: Path, findings: list[Finding]) -> list[Path]:
@@ -119,6 +158,10 @@ def _walk(source_dir: Path, findings: list[Finding]) -> list[Path]:
             path = Path(entry.path)
             rel = PurePosixPath(path.relative_to(source_dir).as_posix())
             if not _visible(rel):
+                continue
+            why_not = bad_name(entry.name)
+            if why_not:
+                findings.append(_refused(path, f"{why_not}; rename it", "source-name"))
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
@@ -294,10 +337,26 @@ def _ensure_folder(folders: dict[str, Folder], rel: str) -> Folder:
 
 
 _UNCLEAN_SEGMENTS = frozenset(("", ".", ".."))
+# What a URL path carries as it is: RFC 3986's unreserved characters and "/". Nothing here can
+# start a scheme (":"), a query ("?"), a fragment ("#"), an escape ("%"), or another host ("\\"
+# reads as "/" in http and file URLs; "//" never comes out of a path the builder made).
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9._~/-]*")
+
+
+def url_path(path: str) -> str:
+    """An output path (or a source path) as a URL path: every character outside the unreserved
+    set percent-encoded as UTF-8, so `javascript:alert(1).html` is linked as
+    `javascript%3Aalert%281%29.html` (a path: a server and file:// decode it back to the file's
+    name) and `a#b.html` as `a%23b.html`. The one place URLs are made from names: every link,
+    index, listing and sitemap entry to a page, folder or file goes through here."""
+    if _PLAIN_PATH.fullmatch(path):
+        return path
+    return quote(path, safe="/")
 
 
 def relative_url(from_url: str, to_url: str) -> str:
-    """A link from one output file to another, relative so the site works from file:// too.
+    """A link from one output file to another, relative so the site works from file:// too, as a
+    URL path (`url_path`): a browser reads it as the path it names, whatever the names are.
 
     Every page asks for a dozen of these, so the clean URLs the builder makes (no empty, "." or
     ".." segments) are handled as plain list work; anything else goes through posixpath.
@@ -306,12 +365,18 @@ def relative_url(from_url: str, to_url: str) -> str:
     start_parts = start.split("/") if start else []
     to_parts = to_url.split("/")
     if _UNCLEAN_SEGMENTS.intersection(start_parts) or _UNCLEAN_SEGMENTS.intersection(to_parts):
-        return posixpath.relpath(to_url, posixpath.dirname(from_url) or ".")
+        return url_path(posixpath.relpath(to_url, posixpath.dirname(from_url) or "."))
     i, n = 0, min(len(start_parts), len(to_parts))
     while i < n and start_parts[i] == to_parts[i]:
         i += 1
     parts = [".."] * (len(start_parts) - i) + to_parts[i:]
-    return "/".join(parts) if parts else "."
+    return url_path("/".join(parts)) if parts else "."
+
+
+def url_under(base: str, path: str) -> str:
+    """`path` (an output or source path) as a URL under an absolute `base` URL (`--site-url`,
+    `--source-url`, `--edit-url`), its names percent-encoded (`url_path`)."""
+    return base.rstrip("/") + "/" + url_path(path.lstrip("/"))
 
 
 def lang_prefix(lang: str, base_lang: str) -> str:

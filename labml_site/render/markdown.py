@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from ..read.markup import MARKDOWN_FORMS, PLACEHOLDER_MARK, PLACEHOLDER_RE
+from ..read.structure import url_path
 
 # A formula as `typeset.math` writes it, cut down before parsing to one element holding its TeX
 # (MathML is most of the tags in prose: parsing each would be most of the work).
@@ -224,5 +225,15 @@ def llms_txt(site_title: str, summary: str, pages: Sequence[tuple[str, str, str]
         lines += [f"> {summary}", ""]
     lines += [f"## {section}", ""]
     for title, url, page_summary in pages:
-        lines.append(f"- [{title}]({url})" + (f": {page_summary}" if page_summary else ""))
+        # The URL as a path (`url_path`: no ")" or space ends the link early), the texts on one
+        # line and with their brackets escaped, so neither can make a link of its own.
+        lines.append(f"- [{_link_text(title)}]({url_path(url)})" + (f": {_one_line(page_summary)}" if page_summary else ""))
     return "\n".join(lines) + "\n"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _link_text(text: str) -> str:
+    return re.sub(r"([\\\[\]])", r"\\\1", _one_line(text))

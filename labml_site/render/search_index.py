@@ -19,6 +19,7 @@ from html.parser import HTMLParser
 from json.encoder import encode_basestring as _encode_string  # what json.dumps uses (not ensure_ascii)
 
 from ..read.markup import HEADING_TAGS, TEXT_BREAK_TAGS
+from ..read.structure import url_path
 from ..translate.html_outline import plain_tokens
 from .localize import LocalPage
 from .math_text import tex_text
@@ -399,6 +400,7 @@ def entries(local: dict[str, LocalPage], urls: dict[str, str]) -> list[Entry]:
         url = urls.get(rel)
         if url is None or not page.sections:
             continue
+        url = url_path(url)  # search.js joins it to the language's root: a path, whatever the name
         names_by_section: dict[str, list[str]] = {}
         for name, section_id in page.data.definitions:
             names_by_section.setdefault(section_id, []).append(name)
@@ -419,7 +421,7 @@ def entries(local: dict[str, LocalPage], urls: dict[str, str]) -> list[Entry]:
 
 def folder_entries(folders: list[tuple[str, str, str]]) -> list[Entry]:
     """Entries for generated folder listings: (title, summary, url)."""
-    return [Entry(title, url, "", "", summary) for title, summary, url in folders]
+    return [Entry(title, url_path(url), "", "", summary) for title, summary, url in folders]
 
 
 def index_js(lang: str, items: list[Entry]) -> str:

@@ -6,8 +6,9 @@ site will live (`--site-url`); without it there is no sitemap rather than a wron
 from __future__ import annotations
 
 from typing import Iterable, Sequence
-from urllib.parse import quote
 from xml.sax.saxutils import quoteattr
+
+from ..read.structure import url_path
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 XHTML_NS = "http://www.w3.org/1999/xhtml"
@@ -28,7 +29,7 @@ def sitemap_xml(site_url: str, urls: Iterable[str], langs: Sequence[str], base_l
 
     def located(lang: str, url: str) -> str:
         # Sitemaps want URLs percent-encoded; a file name may have spaces or non-ASCII letters.
-        return absolute(site_url, quote(("" if lang == base_lang else f"{lang}/") + url, safe="/"))
+        return absolute(site_url, url_path(("" if lang == base_lang else f"{lang}/") + url))
 
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',

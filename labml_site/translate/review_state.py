@@ -45,15 +45,27 @@ class BadReviewFile(ValueError):
 def load(main: Path) -> dict[str, Review]:
     """The reviews of a page's main file; {} when there is no sidecar. Raises BadReviewFile."""
     try:
-        data = json.loads(read_regular(review_path(main), MAX_FILE_BYTES).decode("utf-8"))
+        data = read_regular(review_path(main), MAX_FILE_BYTES)
     except FileNotFoundError:
         return {}
-    except (UnsafeFile, OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+    except (UnsafeFile, OSError) as e:
         raise BadReviewFile(f"{review_path(main)}: {e}") from None
-    if not isinstance(data, dict):
-        raise BadReviewFile(f"{review_path(main)}: not a JSON object")
+    return parse_reviews(data, str(review_path(main)))
+
+
+def parse_reviews(data: bytes, path: str = "<input>") -> dict[str, Review]:
+    """The reviews in a sidecar's bytes (as read from disk or from git). Raises BadReviewFile for
+    anything but a JSON object of at most `MAX_FILE_BYTES`; entries of another shape are skipped."""
+    if len(data) > MAX_FILE_BYTES:
+        raise BadReviewFile(f"{path}: larger than {MAX_FILE_BYTES} bytes")
+    try:
+        found = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # (deep nesting, 5000-digit numbers)
+        raise BadReviewFile(f"{path}: {str(e)[:200]}") from None
+    if not isinstance(found, dict):
+        raise BadReviewFile(f"{path}: not a JSON object")
     reviews = {}
-    for key, item in data.items():
+    for key, item in found.items():
         if isinstance(item, dict) and all(isinstance(item.get(f, ""), str) for f in ("by", "date", "value")):
             reviews[key] = Review(item.get("by", ""), item.get("date", ""), item.get("value", ""))
     return reviews

@@ -27,23 +27,15 @@ from ..read.markup import (
     URL_SCHEMES,
     canonical_placeholders,
 )
+from ..read.urls import browser_reads, starts_other_host
 
 # C0 controls other than tab, newline, carriage return: never meaningful in prose, and some
 # parsers disagree about them.
 _C0 = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
-
-
-def normalise_url(value: str) -> str:
-    """The URL a browser would actually use for this attribute value (already entity-decoded):
-    tab and newline removed anywhere and C0 controls and spaces at the ends, as the URL parser in
-    browsers does."""
-    return value.replace("\t", "").replace("\n", "").replace("\r", "").strip(_C0_AND_SPACE)
-
-
-def is_protocol_relative(url: str) -> bool:
-    """`//host/…` (or the backslash spellings browsers accept) loads from another host."""
-    return normalise_url(url)[:2] in {"//", "\\\\", "/\\", "\\/"}
+# The URL a browser would actually use for an attribute value (already entity-decoded), and
+# whether it loads from another host: one definition, read/urls.py.
+normalise_url = browser_reads
+is_protocol_relative = starts_other_host
 
 
 # The allowed hrefs and ids of the `sanitize` call running in this thread, for `_keep`: nh3 calls

@@ -6,7 +6,6 @@ per-language stage then only looks keys up and fills placeholders.
 """
 from __future__ import annotations
 
-import ast
 import bisect
 import html
 import posixpath
@@ -22,6 +21,7 @@ from .math import MathError, tex_to_mathml, typeset_page
 from ..read.markup import placeholder
 from ..read.prose import Placeholder, ProseBlock, fill, page_title, section_blocks
 from ..read.sections import ParsedSource, Section, SourceError, parse_source
+from ..read.urls import SCHEME_RE, browser_reads, url_problem
 
 
 @dataclass(frozen=True)
@@ -157,20 +157,30 @@ def math_error_html(ph: Placeholder, error: MathError, page_rel: str, findings: 
     return f'<{tag} class="math-error" title="TeX error: {html.escape(str(error))}">{html.escape(ph.text)}</{tag}>'
 
 
-def page_macros(meta: dict[str, str], page_rel: str = "", findings: list[Finding] | None = None) -> tuple[tuple[str, str], ...]:
-    """The front matter's `macros:` (a mapping of `\\name` or `name` to its TeX expansion)."""
+MAX_PAGE_MACROS = 200
+MAX_MACRO_CHARS = 2000
+
+
+def page_macros(meta: dict, page_rel: str = "", findings: list[Finding] | None = None) -> tuple[tuple[str, str], ...]:
+    """The front matter's `macros:`, a YAML mapping of `\\name` or `name` to its TeX expansion
+    (read as data by the front matter's loader, never evaluated), at most `MAX_PAGE_MACROS` of at
+    most `MAX_MACRO_CHARS` characters each."""
     raw = meta.get("macros", "")
     if not raw:
         return ()
-    try:
-        value = ast.literal_eval(raw)
-    except (ValueError, SyntaxError):
-        value = None
-    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+    problem = None
+    if not isinstance(raw, dict):
+        problem = "must be a mapping of names like '\\\\R' to TeX like '\\\\mathbb{R}'"
+    elif len(raw) > MAX_PAGE_MACROS:
+        problem = f"holds more than {MAX_PAGE_MACROS} macros"
+    elif any(len(k) + len(v) > MAX_MACRO_CHARS for k, v in raw.items()):
+        problem = f"holds a macro longer than {MAX_MACRO_CHARS} characters"
+    if problem:
         if findings is not None:
-            findings.append(Finding("error", "math", "front matter 'macros:' must map names like '\\\\R' to TeX like '\\\\mathbb{R}'", path=page_rel, line=1))
+            line = meta.line("macros") if hasattr(meta, "line") else 1
+            findings.append(Finding("error", "math", f"front matter 'macros:' {problem}; no macro of this page is used", path=page_rel, line=line))
         return ()
-    return tuple(sorted((k.lstrip("\\"), v) for k, v in value.items()))
+    return tuple(sorted((k.lstrip("\\"), v) for k, v in raw.items()))
 
 
 def render_placeholder(
@@ -199,14 +209,8 @@ def render_placeholder(
     return html.escape(ph.text)
 
 
-_C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
-_SCHEME_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*:")
-
-
-def as_browser_reads(url: str) -> str:
-    """The URL a browser uses for this attribute value (entities already decoded): tabs and
-    newlines removed anywhere, C0 controls and spaces at the ends (the WHATWG URL parser)."""
-    return url.replace("\t", "").replace("\n", "").replace("\r", "").strip(_C0_AND_SPACE)
+_SCHEME_RE = SCHEME_RE
+as_browser_reads = browser_reads  # (the name other modules and tests know)
 
 
 def is_outside(url: str) -> bool:
@@ -231,8 +235,10 @@ def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list
                 line=ph.line,
             )
         )
-        if _script_scheme(src):
-            return html.escape(alt or src)  # never a link that runs script
+        if _script_scheme(src) or url_problem(src, relative=False):
+            # never a link that runs script, nor one a browser reads otherwise than as written
+            # (controls, backslashes, no host): the alt text alone
+            return html.escape(alt or src)
         if in_link:
             # A badge (`[![Open In Colab](…badge.svg)](notebook)`): its alt text inside the link
             # it sits in (a link inside a link is no link at all)
@@ -377,7 +383,8 @@ def analyse(rel: str, url: str, text: str) -> PageData:
         (ph.text, ph.kind != "math")
         for blocks in all_blocks for block in blocks for ph in block.placeholders if ph.kind in _MATH_KINDS
     ]
-    math = iter(typeset_page(formulas, page_macros(parsed.meta, rel, findings)) if formulas else ())
+    macros = page_macros(parsed.meta, rel, findings)  # (checked with or without formulas)
+    math = iter(typeset_page(formulas, macros) if formulas else ())
     for index, section in enumerate(parsed.sections):
         blocks = all_blocks[index]
         for check in SOURCE_CHECKS.values():
@@ -404,7 +411,7 @@ def analyse(rel: str, url: str, text: str) -> PageData:
         )
     title = page_title(parsed.meta, parsed.sections, rel)
     summary = " ".join(parsed.meta.get("summary", "").split())
-    redirect = redirect_target(parsed.meta.get("redirect", ""), rel, findings)
+    redirect = redirect_target(parsed.meta.get("redirect", ""), rel, findings, parsed.meta.line("redirect"))
     return PageData(
         rel,
         url,
@@ -434,17 +441,14 @@ def _inside_link(key: str, index: int) -> bool:
     return depth > 0
 
 
-_REDIRECT_SCHEMES = ("http://", "https://")
-
-
-def redirect_target(value: str, rel: str, findings: list[Finding]) -> str:
-    """The front matter's `redirect:` URL if it is http(s) or relative, else "" and an error."""
-    value = value.strip()
+def redirect_target(value: str, rel: str, findings: list[Finding], line: int = 1) -> str:
+    """The front matter's `redirect:` URL if a browser reads it as written and it is http(s) or a
+    path (`read.urls.url_problem`), else "" and an error at `line`."""
     if not value:
         return ""
-    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", value) and not value.lower().startswith(_REDIRECT_SCHEMES) \
-            or value.startswith(("//", "\\")) or any(c in value for c in "<>\"'\x00\n\r\t "):
-        findings.append(Finding("error", "redirect-url", f"redirect: {value[:80]!r} is not an http(s) or relative URL; "
-                                "no redirect page is written", path=rel, line=1))
+    problem = url_problem(value)
+    if problem:
+        findings.append(Finding("error", "redirect-url", f"redirect: {value[:80]!r} is refused: {problem}; "
+                                "no redirect page is written", path=rel, line=line))
         return ""
     return value

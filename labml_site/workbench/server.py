@@ -11,7 +11,12 @@ Safety, in the order a request meets it:
   with, when the browser sends one, our own `Origin`;
 - a write names a page by its URL and a block by its English key: only the translation files of
   the pages this build knows are ever written (`Session.save`), through `safe_files`, and only a
-  translation that passes the build's checks and sanitiser.
+  translation that passes the build's checks and sanitiser;
+- every response carries a Content-Security-Policy whose `script-src` names the editor's own
+  scripts and the site's theme and index scripts, by path (`_script_sources`): nothing a source or
+  a figure holds runs here, where the session's token is; and the server is `serve`'s
+  (`builder/local_http.py`): a connection cap (503 beyond it), an idle timeout, a deadline for
+  each request, quiet about tabs that close.
 
 Routes: `GET /` → the language's home page; `GET /__workbench/static/…` the editor's script and
 style, and `markup.js` (the prose vocabulary, generated from `read/markup.py`);
@@ -22,7 +27,6 @@ poll to follow a rebuild after an outside change); `POST /__workbench/api/{check
 from __future__ import annotations
 
 import hmac
-import http.server
 import json
 import secrets
 from functools import partial
@@ -30,10 +34,11 @@ from http import HTTPStatus
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
+from ..builder.local_http import IDLE_TIMEOUT, MAX_CONNECTIONS, GuardedHandler, GuardedServer, guarded_handler
 from ..read import markup
-from ..read.structure import lang_prefix
+from ..read.structure import ORIGINALS_FOLDER as ORIGINALS, lang_prefix
 from .session import Refused, Session
 
 PREFIX = "/__workbench/"
@@ -49,13 +54,10 @@ def _static(name: str) -> bytes:
     return resources.files("labml_site.workbench").joinpath("static", name).read_bytes()
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
+class _Handler(GuardedHandler):
     session: Session
     token: str
     port: int
-
-    def log_message(self, format: str, *args) -> None:  # noqa: A002
-        pass
 
     # -- answers --------------------------------------------------------------------------
 
@@ -201,6 +203,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if target.suffix == ".html" and target.is_file() and not target.is_symlink():
             body = target.read_bytes()
             prefix = "/" + self._prefix()
+            path = unquote(path)  # pages are known by their names; links to them are percent-encoded
             page_url = path[len(prefix):] if path.startswith(prefix) else None
             if page_url is not None and page_url in self.session.pages:
                 if not self._has_cookie():
@@ -238,15 +241,28 @@ def _str(body: dict, name: str) -> str:
     return value
 
 
-def make_server(session: Session, port: int = 0, host: str = "127.0.0.1", token: str | None = None):
+def _script_sources(port: int, prefix: str) -> str:
+    """`script-src` of the editor: its own scripts, and the builder's (the theme's, the search
+    index, the English originals, the language's prose as Markdown for notebooks), by path on
+    both loopback names. Sources and figures cannot write there (those folders and names are
+    reserved), so nothing they hold runs."""
+    paths = list(dict.fromkeys([PREFIX + "static/", "/static/", f"/{ORIGINALS}/", f"/{prefix}{ORIGINALS}/",
+                                f"/{prefix}search-index.js"]))
+    return " ".join(f"http://{host}:{port}{path}" for host in ("127.0.0.1", "localhost") for path in paths)
+
+
+def make_server(
+    session: Session, port: int = 0, host: str = "127.0.0.1", token: str | None = None,
+    max_connections: int = MAX_CONNECTIONS, idle_timeout: float = IDLE_TIMEOUT,
+):
     """A server for the session's site on loopback only; returns (server, token)."""
     if host not in ("127.0.0.1", "::1", "localhost"):
         raise ValueError("the editor serves on loopback only")
     token = token or secrets.token_urlsafe(24)
-    handler = type("Handler", (_Handler,), {"session": session, "token": token, "port": 0})
-    server = http.server.ThreadingHTTPServer((host, port), partial(handler, directory=str(session.config.out)))
+    handler = guarded_handler(_Handler, idle_timeout, session=session, token=token, port=0)
+    server = GuardedServer((host, port), partial(handler, directory=str(session.config.out)), max_connections)
     handler.port = server.server_address[1]
-    server.daemon_threads = True
+    handler.script_src = _script_sources(handler.port, lang_prefix(session.lang, session.config.base_lang))
     return server, token
 
 
