@@ -275,8 +275,11 @@ def _translation_changes(config, top, base, name, local, shown, rel, by_base, pa
     old = _values(old_parsed)
     new = _values(parse_translation_file(local, translations))
     keys = set(entry_keys(data, read)) if data is not None else None  # its figures' entries too
-    # the file's own findings; each changed entry's (a stale one's too) come with its verdict
-    change.file_findings += [replace(f, path=shown) for f in check_file(local, lang, keys, translations) if not f.key]
+    # the file's own findings and its stale entries (a changed entry's findings, a stale one's
+    # too, come with its verdict below)
+    changed = {k for k in set(old) | set(new) if old.get(k, ("",))[0] != new.get(k, ("",))[0]}
+    change.file_findings += [replace(f, path=shown) for f in check_file(local, lang, keys, translations)
+                             if not f.key or (f.code == "stale-key" and f.key not in changed)]
     before_catalog, after_catalog = Catalog.from_parsed(old_parsed, lang), Catalog.load(local, lang, translations)
     before_catalog.path = after_catalog.path = shown
     if old_parsed.refused:  # the base's file is not read: say so (its entries count as absent)
