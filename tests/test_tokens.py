@@ -135,7 +135,7 @@ def test_edge_cases(name: str):
 def test_untokenizable_files_raise_tokenizes_errors():
     with pytest.raises(SourceError) as err:
         parse_python('x = 1\ny = """never closed\n\n', "broken.py")
-    assert err.value.line == 2 and "EOF in multi-line string" in err.value.message
+    assert err.value.line == 2 and "unterminated triple-quoted string" in err.value.message
     with pytest.raises(SourceError) as err:
         parse_python("x = [1,\n", "open.py")
     assert "EOF in multi-line statement" in err.value.message
