@@ -65,7 +65,7 @@ class _LangJob:
     files: tuple[str, ...]  # what `localize_at` reads: the file and its fuzzy sidecar
     files_digest: str  # of their names and bytes, as read when the digest was made
     marker: str  # "Not yet translated" in this language
-    key: str  # the digest of the text
+    digest: str  # the digest of the text
     root: str = ""  # the translations folder (no link below it is followed)
 
 
@@ -74,8 +74,8 @@ class _FileJob:
     rel: str
     url: str
     is_index: bool
-    source: bytes  # exactly the bytes `key` was computed from
-    key: str  # the digest of its analysis
+    source: bytes  # exactly the bytes its digest was made from
+    digest: str  # the digest of its analysis
     data: PageData | None  # the cached analysis, when only some languages are missing
     langs: tuple[_LangJob, ...]
 
@@ -90,8 +90,8 @@ class Prepared:
 
     heads: dict[str, PageHead]  # rel → head, in discovery order
     text_heads: dict[str, dict[str, TextHead]]  # rel → lang → head
-    keys: dict[str, str]  # rel → digest of its analysis
-    text_keys: dict[str, dict[str, str]] = field(default_factory=dict)  # rel → lang → digest of its text
+    digests: dict[str, str]  # rel → digest of its analysis
+    text_digests: dict[str, dict[str, str]] = field(default_factory=dict)  # rel → lang → digest of its text
     source_digests: dict[str, str] = field(default_factory=dict)  # of the bytes each digest was made from
     files: dict[str, SourceFile] = field(default_factory=dict)
     lang_jobs: dict[tuple[str, str], "_LangJob"] = field(default_factory=dict)
@@ -127,7 +127,7 @@ def _prepare_file(job: _FileJob, entries: dict[str, object] | None, send: bool =
     analysed = job.data is None
     data = memo_layer.run(pipeline.analyse_file, job.rel, job.url, job.source) if analysed else job.data
     if analysed and entries is not None and not _failed(data):
-        entries[job.key] = data
+        entries[job.digest] = data
     if _failed(data):
         entries = None  # nothing of a failed analysis is remembered
     texts: dict[str, LocalText] = {}
@@ -137,7 +137,7 @@ def _prepare_file(job: _FileJob, entries: dict[str, object] | None, send: bool =
         text_heads[lj.lang] = text_head(text, data)
         # Cache it only if the translation file is still what the digest was computed from.
         if entries is not None and (not lj.files or memo_layer.unchanged(lj.files, lj.files_digest)):
-            entries[lj.key] = _stored_text(text)
+            entries[lj.digest] = _stored_text(text)
             if send:
                 texts[lj.lang] = text
         else:
@@ -286,7 +286,7 @@ def prepare_pages(
     _keep_last_good(prepared, memo, config, markers)
     order = [f.rel for f in files.pages]  # discovery order, as the site lists them
     prepared.heads = {rel: prepared.heads[rel] for rel in order}
-    prepared.keys = {rel: prepared.keys[rel] for rel in order}
+    prepared.digests = {rel: prepared.digests[rel] for rel in order}
     prepared.files = {rel: prepared.files[rel] for rel in order}
     return prepared
 
@@ -303,15 +303,15 @@ def _file_job(
     if source_digest == FileDigests.MISSING:
         raise FileNotFoundError(f"{file.path} disappeared during the build; rebuild")
     prepared.files[file.rel], prepared.source_digests[file.rel] = file, source_digest
-    key = prepared.keys[file.rel] = memo.digest(pipeline.analyse_file, *_page_inputs(prepared, memo, file.rel))
-    head = memo.head(key)
+    digest = prepared.digests[file.rel] = memo.digest(pipeline.analyse_file, *_page_inputs(prepared, memo, file.rel))
+    head = memo.head(digest)
     data = None
     if not isinstance(head, PageHead):
-        data = memo.find(key)
+        data = memo.find(digest)
         data = data if isinstance(data, PageData) else None
         if data is not None:
             head = page_head(data)
-            memo.set_head(key, head)
+            memo.set_head(digest, head)
     missing = _text_jobs(prepared, memo, config, file, markers)
     if isinstance(head, PageHead):
         prepared.heads[file.rel] = head
@@ -320,7 +320,7 @@ def _file_job(
         return None
     if isinstance(head, PageHead) and data is None:
         data = load_page(prepared, memo, file.rel)
-    return _FileJob(file.rel, file.url, file.is_index, source_of(prepared, file.rel), key, data, tuple(missing))
+    return _FileJob(file.rel, file.url, file.is_index, source_of(prepared, file.rel), digest, data, tuple(missing))
 
 
 def _text_jobs(prepared: Prepared, memo: Memo, config: BuildConfig, file: SourceFile, markers: dict[str, str]) -> list[_LangJob]:
@@ -338,13 +338,13 @@ def _text_jobs(prepared: Prepared, memo: Memo, config: BuildConfig, file: Source
             catalog = str(path)
             catalog_in = memo.files(_catalog_files(path, lang), catalog)
         inputs = _text_inputs(prepared, memo, file.rel, lang, catalog_in, str(config.translations), markers[lang])
-        text_key = memo.digest(pipeline.localize_at, *inputs)
-        prepared.text_keys.setdefault(file.rel, {})[lang] = text_key
+        text_digest = memo.digest(pipeline.localize_at, *inputs)
+        prepared.text_digests.setdefault(file.rel, {})[lang] = text_digest
         lang_job = prepared.lang_jobs[(file.rel, lang)] = _LangJob(
             lang, catalog, catalog_in.files if catalog_in else (), catalog_in.digest if catalog_in else "",
-            markers[lang], text_key, str(config.translations),
+            markers[lang], text_digest, str(config.translations),
         )
-        found = memo.head(text_key)  # (without it, the text is made again: its search rows live only there)
+        found = memo.head(text_digest)  # (without it, the text is made again: its search rows live only there)
         if isinstance(found, TextHead):
             prepared.text_heads[file.rel][lang] = found
             memo.stats.localization_reused += 1
@@ -364,7 +364,7 @@ def _page_inputs(prepared: Prepared, memo: Memo, rel: str) -> tuple:
 
 def page_input(prepared: Prepared, memo: Memo, rel: str) -> Input:
     """A page's analysis as an input of other calls (known by its digest, loaded when needed)."""
-    return Input(prepared.keys[rel], lambda: load_page(prepared, memo, rel))
+    return Input(prepared.digests[rel], lambda: load_page(prepared, memo, rel))
 
 
 def _text_inputs(prepared: Prepared, memo: Memo, rel: str, lang: str, catalog: Input | None, root: str, marker: str) -> tuple:
@@ -378,7 +378,7 @@ def _lang_job_inputs(prepared: Prepared, memo: Memo, rel: str, lang: str) -> tup
 
 
 # A source file that stops parsing keeps its last good page: the engine remembers, per file, the
-# key of its last analysis that parsed (and the digest of those bytes), and while that analysis is
+# digest of its last analysis that parsed (and the digest of those bytes), and while that analysis is
 # still stored, it stands in for the broken one, with the error in the build's report.
 _LAST_GOOD = "last-good:"
 PARSE_ERRORS = ("source", "source-encoding", pipeline.ANALYSIS_FAILED, pipeline.WORKER_DIED)
@@ -416,14 +416,14 @@ def _keep_last_good(prepared: Prepared, memo: Memo, config: BuildConfig, markers
     for rel, head in list(prepared.heads.items()):
         record = _LAST_GOOD + rel
         if not failed_to_parse(head):
-            memo.set_record(record, (prepared.keys[rel], prepared.source_digests[rel]))
+            memo.set_record(record, (prepared.digests[rel], prepared.source_digests[rel]))
             continue
         found = memo.record(record)
         if not (isinstance(found, tuple) and len(found) == 2):
             continue
-        key, source_digest = found
-        good = memo.head(key)
-        data = memo.find(key)
+        digest, source_digest = found
+        good = memo.head(digest)
+        data = memo.find(digest)
         if not (isinstance(good, PageHead) and isinstance(data, PageData)):
             continue  # gone from the store: the page is not published, as for a new broken file
         file = prepared.files[rel]
@@ -432,17 +432,17 @@ def _keep_last_good(prepared: Prepared, memo: Memo, config: BuildConfig, markers
             "the site keeps this page as it was when the file last parsed, until the error above is fixed",
             path=rel,
         )
-        prepared.kept[rel] = prepared.keys[rel]
-        prepared.keys[rel], prepared.source_digests[rel] = key, source_digest
+        prepared.kept[rel] = prepared.digests[rel]
+        prepared.digests[rel], prepared.source_digests[rel] = digest, source_digest
         prepared.heads[rel] = replace(good, findings=head.findings + (note,))
         missing = _text_jobs(prepared, memo, config, file, markers)
         if missing:
-            job = _FileJob(rel, file.url, file.is_index, b"", key, data, tuple(missing))
+            job = _FileJob(rel, file.url, file.is_index, b"", digest, data, tuple(missing))
             _take_group(prepared, memo, (job,), _prepare_group((job,), memo.object_store))
 
 
 def source_of(prepared: Prepared, rel: str) -> bytes:
-    """The source file's bytes, which must still be those its key was made from."""
+    """The source file's bytes, which must still be those its digest was made from."""
     path = prepared.files[rel].path
     try:
         source = read_regular(path, MAX_SOURCE_BYTES)
@@ -462,25 +462,25 @@ def _take_group(prepared: Prepared, memo: Memo, jobs: tuple[_FileJob, ...], grou
 def _take_result(prepared: Prepared, memo: Memo, job: _FileJob, result: _FileResult) -> None:
     failed = result.head is not None and _failed_head(result.head)
     if result.head is not None:
-        _take_page(prepared, memo, job.rel, job.key, result.head, result.data)
+        _take_page(prepared, memo, job.rel, job.digest, result.head, result.data)
     if result.notebook is not None:
         prepared.notebooks[job.rel] = result.notebook
     for lj in job.langs:
         prepared.text_heads[job.rel][lj.lang] = result.text_heads[lj.lang]
-        memo.took(lj.key, result.texts.get(lj.lang), in_store=not failed)
+        memo.took(lj.digest, result.texts.get(lj.lang), in_store=not failed)
         if not failed:
-            memo.set_head(lj.key, result.text_heads[lj.lang])
+            memo.set_head(lj.digest, result.text_heads[lj.lang])
     memo.stats.localized += len(job.langs)
 
 
-def _take_page(prepared: Prepared, memo: Memo, rel: str, key: str, head: PageHead, data: PageData | None) -> None:
+def _take_page(prepared: Prepared, memo: Memo, rel: str, digest: str, head: PageHead, data: PageData | None) -> None:
     """A page analysed in this build (by a worker, which stored it, or inline)."""
     prepared.heads[rel] = head
     memo.stats.analysed += 1
     failed = _failed_head(head)  # (not remembered: the next build tries again)
-    memo.took(key, data, in_store=not failed)
+    memo.took(digest, data, in_store=not failed)
     if not failed:
-        memo.set_head(key, head)
+        memo.set_head(digest, head)
 
 
 def load_page(prepared: Prepared, memo: Memo, rel: str) -> PageData:
@@ -506,29 +506,29 @@ def _link_inputs(prepared: Prepared, memo: Memo, rel: str, symbols: Input) -> tu
     return page_input(prepared, memo, rel), symbols
 
 
-def link_keys(prepared: Prepared, memo: Memo) -> tuple[Input, dict[str, str]]:
+def link_digests(prepared: Prepared, memo: Memo) -> tuple[Input, dict[str, str]]:
     """What the site defines (`site_symbols`, from the heads, as an input) and, per page, the
     digest of its code after `linking.link_code`: a page's links depend on its own code and on
     the site's symbols. Nothing is linked here: `linked_page` links a page whose digest is new
     when an output needs it (possibly in a worker process), and `record_links` notes afterwards
     which digests now have an entry."""
     symbols = memo.value(linking.site_symbols(prepared.heads))
-    keys: dict[str, str] = {}
+    digests: dict[str, str] = {}
     for rel in prepared.heads:
-        key = keys[rel] = memo.digest(pipeline.link_file, *_link_inputs(prepared, memo, rel, symbols))
-        if memo.head(key) is not MISS:
+        digest = digests[rel] = memo.digest(pipeline.link_file, *_link_inputs(prepared, memo, rel, symbols))
+        if memo.head(digest) is not MISS:
             memo.stats.link_reused += 1
         else:
-            prepared.unlinked[rel] = key
-    return symbols, keys
+            prepared.unlinked[rel] = digest
+    return symbols, digests
 
 
 def record_links(prepared: Prepared, memo: Memo) -> None:
     """Heads for the links this build stored (in this process or in a worker)."""
-    for rel, key in prepared.unlinked.items():
-        if memo.has(key):
-            memo.took(key, None)  # (`prune` keeps what a worker stored)
-            memo.set_head(key, True)
+    for rel, digest in prepared.unlinked.items():
+        if memo.has(digest):
+            memo.took(digest, None)  # (`prune` keeps what a worker stored)
+            memo.set_head(digest, True)
 
 
 def linked_input(prepared: Prepared, memo: Memo, rel: str, symbols: Input) -> Input:

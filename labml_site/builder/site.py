@@ -52,7 +52,7 @@ from .prepare import (
     Prepared,
     analyse_pages,
     failed_to_parse,
-    link_keys,
+    link_digests,
     linked_input,
     load_page,
     load_text,
@@ -126,7 +126,7 @@ class _Site:
     production: Production
     theme_key: str  # the theme's fingerprint
     symbols: Input  # what the site's code defines
-    linked_keys: dict[str, str]  # rel → digest of its linked code
+    linked_digests: dict[str, str]  # rel → digest of its linked code
     report: Report
     languages: dict[str, tuple[str, str]] = field(default_factory=dict)  # lang → (its name, text direction)
     constants: dict[str, Language] = field(default_factory=dict)  # lang → its constants (_render_language)
@@ -217,10 +217,10 @@ class _Site:
     # -- digests (render/outputs name what they are made of by these) ----------------------------
 
     def analysis_digest(self, rel: str) -> str:
-        return self.prepared.keys[rel]
+        return self.prepared.digests[rel]
 
     def text_digest(self, rel: str, lang: str) -> str:
-        return self.prepared.text_keys[rel][lang]
+        return self.prepared.text_digests[rel][lang]
 
     def _text_input(self, rel: str, lang: str) -> Input:
         return Input(self.text_digest(rel, lang), lambda: load_text(self.prepared, self.memo, rel, lang))
@@ -460,8 +460,8 @@ def _build(config: BuildConfig, production: Production, started: float) -> Build
             if asset not in files.assets:
                 report.add(Finding("warning", "asset-missing", f"references {asset}, which does not exist under the source folder; add the file or fix the path", path=head.rel))
 
-    symbols, linked_keys = link_keys(prepared, memo)
-    site = _Site(config, files, theme, prepared, production, memo.files(theme.files(), None).digest, symbols, linked_keys, report)
+    symbols, linked_digests = link_digests(prepared, memo)
+    site = _Site(config, files, theme, prepared, production, memo.files(theme.files(), None).digest, symbols, linked_digests, report)
     shown = {asset for head in prepared.heads.values() for asset in head.assets if asset in files.assets}
     for asset in sorted(shown):  # what publishing the figures removes or refuses
         report.extend(_asset_findings(site, asset))
@@ -507,7 +507,7 @@ def _write(site: _Site) -> int:
     try:
         # Pages whose analyses and texts share a cache pack go to the same task, one after the
         # other, so that a worker reads each pack once (a page's group is its source's rel).
-        keys = site.prepared.keys
+        keys = site.prepared.digests
         in_tree = engine.produce(
             tmp,
             site.config.jobs,
@@ -546,8 +546,8 @@ def _inputs_digest(site: _Site) -> str:
     parts: list = [site.theme_key, config]
     parts += [load_ui(lang, config.locales) for lang in config.langs]
     for file in site.files.pages:
-        parts.append(prepared.keys[file.rel])
-        parts.extend(prepared.text_keys.get(file.rel, {}).get(lang, "-") for lang in config.langs)
+        parts.append(prepared.digests[file.rel])
+        parts.extend(prepared.text_digests.get(file.rel, {}).get(lang, "-") for lang in config.langs)
     for rel, asset in sorted(site.files.assets.items()):
         parts += [rel, memo.file_digest(asset.path)]
     parts.append(sorted(prepared.kept.items()))  # (the report differs even where the pages do not)
