@@ -256,7 +256,8 @@ def test_states_fuzzy_and_invalid_and_a_save_confirms_the_suggestion(tmp_path):
     assert by_key[SCALE]["html"] == by_key[SCALE]["english"]  # the page shows the English
     assert by_key[QUERY]["status"] == "fuzzy"
     assert by_key[QUERY]["suggestion"] == {"value": "<p>查询和键给出分数 </p>\n", "from": "<p>The query and the key give a score </p>\n"}
-    assert state["counts"] == {"translated": 0, "repaired": 0, "fuzzy": 1, "untranslated": 3, "invalid": 1, "stale": 0}
+    assert state["counts"] == {"translated": 0, "repaired": 0, "fuzzy": 1, "untranslated": 3, "invalid": 1, "stale": 1,
+                               "total": 5}
 
     result = session.save("tut/page.html", QUERY, "<p>查询和键给出分数 </p>\n", "")
     assert result["block"]["status"] == "translated"
