@@ -5,13 +5,17 @@ folders given with `translate --memory DIR` (other projects' caches, in the same
 `<page>.<lang>.json` shape). Two questions are asked of it:
 
 - **suggest**: the entries whose English is most like a block's, with a match percentage
-  (difflib's ratio over the English as plain text: tags dropped, each placeholder one mark);
+  (difflib's ratio over the words of the English as plain text: tags dropped, each placeholder
+  one mark; words, not characters, so that a long block costs a few hundred steps, not a
+  quadratic number of characters);
 - **concordance**: the entries whose English or translation contains a phrase, with the text
   around it ("how was this term translated before").
 
-Both go through a character-trigram inverted index (a trigram → the entries holding it), so a
-question reads the few hundred entries that share words with it, never all of them
-(benchmarks/workbench_bench.py times both over 10,000 entries). Files are read as the build reads
+Both go through inverted indexes, so that a question reads the few hundred entries that share
+words with it, never all of them: a suggestion through a word index (the question's rarest
+words, weighted by how rare they are, shortlist the entries that difflib then scores), a search
+through character trigrams (any script, any part of a word). benchmarks/workbench_bench.py
+times both over 10,000 entries. Files are read as the build reads
 them (`parse_translation_file`: never a link, never more than 2 MB, never raising), only values
 that are strings are kept, nothing is ever executed or fetched: the memory is offline.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 import difflib
 import heapq
 import html
+import math
 import os
 import re
 import threading
@@ -36,7 +41,14 @@ PLACEHOLDER_MARK = "\u2058"  # one character for a placeholder in the plain text
 _TAG = re.compile(r"<[^<>]*>")
 _SPACE = re.compile(r"\s+")
 MAX_FILES = 20_000  # a memory folder is read up to this many files (a guard, far above a real cache)
-CANDIDATES = 40  # entries scored exactly, of those sharing the most trigrams with the question
+RAREST = 40  # words of a question that shortlist the entries
+CANDIDATES = 16  # entries of the shortlist scored exactly
+MAX_WORDS = 200  # words of a block compared (a longer one is judged by its start)
+_WORD = re.compile(r"\w+|[^\w\s]")
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())[:MAX_WORDS]
 
 
 def plain(fragment: str) -> str:
@@ -84,7 +96,8 @@ class Memory:
         self._by_file: dict[str, list[int]] = {}
         self._english: dict[str, set[int]] = {}  # trigram of the English → unit ids
         self._translated: dict[str, set[int]] = {}  # trigram of the translation → unit ids
-        self._size: dict[int, int] = {}  # unit id → its English's number of trigrams
+        self._words: dict[str, set[int]] = {}  # word of the English → unit ids
+        self._size: dict[int, int] = {}  # unit id → its English's number of distinct words
         self.lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -100,9 +113,11 @@ class Memory:
             uid = len(self.units)
             self.units.append(Unit(key, value, source, english, translation))
             self._by_file.setdefault(source, []).append(uid)
-            grams = trigrams(english)
-            self._size[uid] = len(grams)
-            for g in grams:
+            distinct = set(words(english))
+            self._size[uid] = len(distinct)
+            for w in distinct:
+                self._words.setdefault(w, set()).add(uid)
+            for g in trigrams(english):
                 self._english.setdefault(g, set()).add(uid)
             for g in trigrams(translation):
                 self._translated.setdefault(g, set()).add(uid)
@@ -115,6 +130,8 @@ class Memory:
                     continue
                 for g in trigrams(unit.english):
                     self._english.get(g, set()).discard(uid)
+                for w in set(words(unit.english)):
+                    self._words.get(w, set()).discard(uid)
                 for g in trigrams(unit.translation):
                     self._translated.get(g, set()).discard(uid)
                 self.units[uid] = None
@@ -150,25 +167,27 @@ class Memory:
         """The entries whose English is most like `key`'s, best first, each with its match in
         percent (at least `minimum`). `exclude`: (source, key) of the entry being edited."""
         english = plain(key)
-        grams = trigrams(english)
-        if not english or not grams:
+        asked = set(words(english))
+        if not asked:
             return []
         with self.lock:
-            shared: Counter[int] = Counter()
-            for g in grams:
-                ids = self._english.get(g)
-                if ids:
-                    shared.update(ids)
-            # Dice over trigrams ranks the candidates; the exact ratio is computed for the best few.
-            ranked = heapq.nlargest(CANDIDATES, shared.items(),
-                                    key=lambda item: 2 * item[1] / (len(grams) + self._size[item[0]]))
+            n = max(len(self.units), 1)
+            known = [(len(ids), w) for w in asked if (ids := self._words.get(w))]
+            rarest = sorted(known)[:RAREST]  # the words that tell most, and cost least
+            score: dict[int, float] = {}
+            for df, w in rarest:
+                weight = math.log(1 + n / df)
+                for uid in self._words[w]:
+                    score[uid] = score.get(uid, 0.0) + weight
+            ranked = heapq.nlargest(CANDIDATES, score.items(), key=lambda item: item[1] / math.sqrt(self._size[item[0]] + len(asked)))
             units = [self.units[uid] for uid, _ in ranked]
         found: dict[tuple[str, str], Suggestion] = {}
-        target = english.casefold()
+        matcher = difflib.SequenceMatcher(None, autojunk=False)
+        matcher.set_seq2(words(english))  # (difflib caches what it learns of the second sequence)
         for unit in units:
             if unit is None or (exclude is not None and (unit.source, unit.key) == exclude):
                 continue
-            matcher = difflib.SequenceMatcher(None, target, unit.english.casefold(), autojunk=False)
+            matcher.set_seq1(words(unit.english))
             if matcher.real_quick_ratio() * 100 < minimum or matcher.quick_ratio() * 100 < minimum:
                 continue
             percent = int(round(100 * matcher.ratio()))
