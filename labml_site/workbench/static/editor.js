@@ -867,6 +867,7 @@ pattern come from `markup.js`, generated from labml_site/read/markup.py and load
     var yes = el("button", "wb-confirm-english", "Save the English as the translation");
     yes.addEventListener("click", function () { clearActions(); doSave(andNext, {value: value, sameAsEnglish: true}); });
     box.appendChild(yes);
+    yes.focus();  // Enter confirms; typing goes on in the editor after a click there
   }
 
   // A 409: the entry changed on disk since it was opened. Both texts are shown; nothing is lost.
