@@ -472,13 +472,14 @@ def _with_originals(site: _Site, folder: Folder) -> list[SourceFile]:
 
 
 def _originals_js(site: _Site, folder: Folder) -> str:
-    """The folder's English prose by page and section: from the analysed pages (their prose
+    """The folder's English prose by page, section and block: from the analysed pages (their prose
     needs no linking, and the pages' own renders may happen in other processes)."""
     found = {}
     for page in _with_originals(site, folder):
         data = load_page(site.prepared, site.engine, page.rel)
+        # each block's English apart: the toggle shows it under that block's translation
         found[page.url] = {
-            s.id: section_html(s.blocks, tuple(("english", "") for _ in s.blocks), "") for s in data.sections if s.has_prose
+            s.id: [section_html((b,), (("english", ""),), "") for b in s.blocks] for s in data.sections if s.has_prose
         }
     return "window.labmlOriginals = " + json.dumps(found, separators=(",", ":")) + ";\n"
 
@@ -547,7 +548,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
             folder = site.files.folders[file.folder]  # written once, for every translation
             site.engine.output(
                 originals_path(file.folder),
-                Engine.key("originals", [(p.url, site.sections_token(p.rel, lang)) for p in _with_originals(site, folder)]),
+                Engine.key("originals-by-block", [(p.url, site.sections_token(p.rel, lang)) for p in _with_originals(site, folder)]),
                 lambda folder=folder: _originals_js(site, folder), group=file.folder,
             )
         if head.is_python:
