@@ -367,7 +367,8 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
             context["notebook_href"] = relative_url(here, notebooks.notebook_path(rel))
             plan = site.heads[rel].notebook_plan
             if lang != config.base_lang and plan:  # the title is the language's, and its prose (a script)
-                own = {"title": inputs["title"], "prose": {"src": relative_url(here, inputs["markdown"]), "page": url}}
+                own = {"title": inputs["title"], "prose": {"src": relative_url(here, inputs["markdown"]), "page": url},
+                       "intro": notebooks.translated_intro(rel, json.loads(plan).get("intro", ""), ui.gettext)}
                 context["notebook_plan"] = plan[:-1] + "," + json.dumps(own, ensure_ascii=False, separators=(",", ":"))[1:]
     source = inputs.get("source_of")
     if source is not None:  # one page for every language: no language switcher

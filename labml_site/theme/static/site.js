@@ -109,6 +109,31 @@
     if (n && n < line.textContent.length) { line.style.setProperty("--indent", String(n)); }
   });
 
+  // A figure's facts: an SVG's <title> that says more than the image's alt text (numbers a plot
+  // carries, as the learned-attention page's heads) is shown under the figure, since an <img>
+  // never shows it. The figure is the site's own (same origin, already loaded, so from the
+  // cache); opened from file://, where it cannot be read, the page stays as it is.
+  function squash(text) { return (text || "").replace(/\s+/g, " ").trim(); }
+  if (location.protocol !== "file:" && window.fetch && window.DOMParser) {
+    document.querySelectorAll(".docs img[src$='.svg']").forEach(function (img) {
+      fetch(img.src).then(function (r) { return r.ok ? r.text() : ""; }).then(function (text) {
+        if (!text) { return; }
+        var doc = new DOMParser().parseFromString(text, "image/svg+xml");
+        var title = doc.documentElement && doc.documentElement.querySelector(":scope > title");
+        var facts = squash(title && title.textContent), alt = squash(img.alt);
+        var block = img.closest("p, figure, li, div") || img.parentElement;
+        // Nothing to add: the title is the alt text, or the page already says it beside the figure.
+        if (!facts || facts === alt || facts.length <= alt.length || squash(block.textContent).indexOf(facts) >= 0) { return; }
+        var next = block.nextElementSibling;
+        if (next && squash(next.textContent).indexOf(facts) >= 0) { return; }
+        var caption = document.createElement("span");
+        caption.className = "figure-facts";
+        caption.textContent = facts;
+        img.after(caption);
+      }).catch(function () { /* the figure stays as it is */ });
+    });
+  }
+
   // Only boxes that scroll sideways need to be tab stops, to scroll them with the arrow keys:
   // code blocks (focusable in the HTML, for readers without JavaScript) and wide display
   // formulas on narrow screens.
