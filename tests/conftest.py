@@ -122,6 +122,23 @@ def _imports_the_tutorial(path: Path) -> bool:
     return False
 
 
+def pytest_pyfunc_call(pyfuncitem):
+    """A test marked `own_process` needs a process with no other thread (the builder forks its
+    workers only from such a process, so that they inherit what the test patched). Earlier tests
+    leave threads behind (the browser tests' server and Playwright's loop), so when this process
+    has any, the test runs again in a fresh interpreter of its own and passes or fails as it does
+    there."""
+    import subprocess
+    import threading
+
+    if pyfuncitem.get_closest_marker("own_process") is None or threading.active_count() == 1:
+        return None
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                           pyfuncitem.nodeid], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"{pyfuncitem.nodeid}, run in a process of its own:\n{done.stdout[-4000:]}{done.stderr[-2000:]}"
+    return True
+
+
 def pytest_pycollect_makemodule(module_path, parent):
     import importlib.util
 
