@@ -371,7 +371,8 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
             context["notebook_href"] = relative_url(here, notebooks.notebook_path(rel))
             plan = site.heads[rel].notebook_plan
             if lang != config.base_lang and plan:  # the title is the language's, and its prose (a script)
-                own = {"title": inputs["title"], "prose": {"src": relative_url(here, inputs["markdown"]), "page": url}}
+                own = {"title": inputs["title"], "prose": {"src": relative_url(here, inputs["markdown"]), "page": url},
+                       "intro": notebooks.translated_intro(rel, json.loads(plan).get("intro", ""), ui.gettext)}
                 context["notebook_plan"] = plan[:-1] + "," + json.dumps(own, ensure_ascii=False, separators=(",", ":"))[1:]
     source = inputs.get("source_of")
     if source is not None:  # one page for every language: no language switcher
@@ -476,13 +477,14 @@ def _with_originals(site: _Site, folder: Folder) -> list[SourceFile]:
 
 
 def _originals_js(site: _Site, folder: Folder) -> str:
-    """The folder's English prose by page and section: from the analysed pages (their prose
+    """The folder's English prose by page, section and block: from the analysed pages (their prose
     needs no linking, and the pages' own renders may happen in other processes)."""
     found = {}
     for page in _with_originals(site, folder):
         data = load_page(site.prepared, site.engine, page.rel)
+        # each block's English apart: the toggle shows it under that block's translation
         found[page.url] = {
-            s.id: section_html(s.blocks, tuple(("english", "") for _ in s.blocks), "") for s in data.sections if s.has_prose
+            s.id: [section_html((b,), (("english", ""),), "") for b in s.blocks] for s in data.sections if s.has_prose
         }
     return "window.labmlOriginals = " + json.dumps(found, separators=(",", ":")) + ";\n"
 
@@ -551,7 +553,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
             folder = site.files.folders[file.folder]  # written once, for every translation
             site.engine.output(
                 originals_path(file.folder),
-                Engine.key("originals", [(p.url, site.sections_token(p.rel, lang)) for p in _with_originals(site, folder)]),
+                Engine.key("originals-by-block", [(p.url, site.sections_token(p.rel, lang)) for p in _with_originals(site, folder)]),
                 lambda folder=folder: _originals_js(site, folder), group=file.folder,
             )
         if head.is_python:
