@@ -432,7 +432,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
             raise UserError(f"port {args.port} is in use; stop the other server or pass --port N") from None
         raise UserError(os_error_message(e, config), status=1) from None
     print(f"translating {lang}: open {url} (Ctrl+C to stop)", file=sys.stderr)
-    print("  keys: Alt+N next untranslated · Tab next words · Alt+0-9 placeholder · Ctrl+Enter save and next · "
+    print("  keys: Alt+N next untranslated · Tab next words · Alt+0-8 placeholder, Alt+9 picker · Alt+M memory · Ctrl+Enter save and next · "
           "Alt+A accept suggestion · Esc close", file=sys.stderr)
     try:
         watch(session)
