@@ -41,3 +41,98 @@ def test_a_folded_summary_keeps_its_line_break_in_the_key(tmp_path):
     site = _build(tmp_path, {"g/train.py": folded},
                   {"g/train.zh.json": {"An annotated tutorial of\n Improved Training.": "带注释的教程。"}})
     assert _description(site / "zh/g/train.html") == "带注释的教程。"
+
+
+# --- old URLs ------------------------------------------------------------------------------------
+
+PAGE = '"""\n---\ntitle: Receptance\n---\n\n# Receptance\n\nText.\n"""\n\nx = 1\n'
+
+
+def _refresh(page: Path) -> str:
+    soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+    return soup.find("meta", attrs={"http-equiv": "refresh"})["content"].removeprefix("0; url=")
+
+
+def test_translations_under_an_old_case_give_a_redirect_at_the_old_path_in_every_language(tmp_path):
+    site = _build(tmp_path, {"rwkv/__init__.py": PAGE, "rwkv/configs.py": PAGE},
+                  {"RWKV/__init__.zh.json": {"Receptance": "接受"}, "RWKV/configs.zh.json": {"Receptance": "接受"}},
+                  langs=("en", "zh", "ja"))
+    for prefix in ("", "zh/", "ja/"):  # ja has no translation file: the old path is the site's
+        assert _refresh(site / prefix / "RWKV/index.html") == "../rwkv/index.html"
+        assert _refresh(site / prefix / "RWKV/configs.html") == "../rwkv/configs.html"
+        assert (site / prefix / "rwkv/index.html").is_file()
+    soup = BeautifulSoup((site / "zh/RWKV/index.html").read_text("utf-8"), "html.parser")
+    assert soup.title.get_text() == "接受"  # the page it leads to, in the language
+    # the fragment of an old deep link is carried over by a script file (no inline script)
+    assert soup.find("script")["src"] == "../../static/redirect.js"
+    assert (site / "static/redirect.js").is_file()
+
+
+def test_redirects_yaml_maps_old_paths_to_pages_by_source_url_or_outside_url(tmp_path):
+    yaml_text = ("old/attention.html: rwkv/configs.py\n"
+                 "/old/deep.html: rwkv/configs.html#section-1\n"
+                 "gone/: https://example.org/elsewhere.html\n")
+    site = _build(tmp_path, {"rwkv/__init__.py": PAGE, "rwkv/configs.py": PAGE, "redirects.yaml": yaml_text})
+    for prefix in ("", "zh/"):
+        assert _refresh(site / prefix / "old/attention.html") == "../rwkv/configs.html"
+        assert _refresh(site / prefix / "old/deep.html") == "../rwkv/configs.html#section-1"
+        assert _refresh(site / prefix / "gone/index.html") == "https://example.org/elsewhere.html"
+    assert not (site / "redirects.yaml").exists()  # the configuration is not published
+
+
+def _findings(tmp_path: Path, files: dict[str, str], **kw):
+    src = write_tree(tmp_path / "src", files)
+    (tmp_path / "tr").mkdir(exist_ok=True)
+    result = build(BuildConfig(src, tmp_path / "tr", tmp_path / "site", langs=("en",), **kw))
+    return result, [f for f in result.report.findings if f.code == "redirect" or f.code == "redirects"]
+
+
+def test_a_bad_redirect_is_one_finding_with_file_and_line_and_writes_nothing(tmp_path):
+    yaml_text = ("a.html: nowhere/page.py\n"            # no such page
+                 "b.html: 'javascript:alert(1)'\n"      # no script URLs
+                 "rwkv/index.html: rwkv/configs.py\n"   # a page of the site stays
+                 "../up.html: rwkv/configs.py\n"        # never outside the site
+                 "zh/x.html: rwkv/configs.py\n"         # a language's folder is the builder's
+                 "c.txt: rwkv/configs.py\n"             # a page's URL ends in .html
+                 "ok.html: rwkv/configs.py\n")
+    result, found = _findings(tmp_path, {"rwkv/__init__.py": PAGE, "rwkv/configs.py": PAGE, "redirects.yaml": yaml_text})
+    site = result.out
+    by_line = {f.line: f for f in found}
+    assert sorted(by_line) == [1, 2, 3, 4, 6]  # (zh/ is no language of this build: a path like any)
+    assert all(f.path.endswith("redirects.yaml") for f in found)
+    assert "not a page of this site" in by_line[1].message and "javascript" in by_line[2].message
+    assert by_line[3].severity == "warning" and "stays" in by_line[3].message
+    assert not (site / "a.html").exists() and not (site / "b.html").exists()
+    assert "Receptance" in (site / "rwkv/index.html").read_text("utf-8")  # not overwritten
+    assert _refresh(site / "ok.html") == "rwkv/configs.html"
+
+
+def test_a_malformed_redirects_file_is_an_error_at_its_line_not_a_traceback(tmp_path):
+    _, found = _findings(tmp_path, {"rwkv/__init__.py": PAGE, "redirects.yaml": "a.html: [1,\n"})
+    assert [f.code for f in found] == ["redirects"] and found[0].line >= 1
+    _, found = _findings(tmp_path, {"rwkv/__init__.py": PAGE, "redirects.yaml": "x: &a b\ny: *a\n"})
+    assert "aliases" in found[0].message
+
+
+def test_on_a_file_system_blind_to_case_a_case_only_redirect_is_skipped_with_a_note(tmp_path):
+    from labml_site.read.structure import discover
+    from labml_site.read.redirects import RedirectRule
+    from labml_site.render.redirect import plan_redirects
+    files = discover(write_tree(tmp_path / "src", {"rwkv/__init__.py": PAGE, "rwkv/configs.py": PAGE}))
+    published = {f.rel: f.url for f in files.pages}
+    moved = {"RWKV/index.html": "rwkv/index.html"}
+    rules = [RedirectRule("Rwkv/configs.html", "rwkv/configs.py", 1), RedirectRule("elsewhere.html", "rwkv/configs.py", 2)]
+    kept, notes = plan_redirects(rules, moved, files, published, ("en",), case_sensitive=True)
+    assert [r.old for r in kept] == ["RWKV/index.html", "Rwkv/configs.html", "elsewhere.html"]
+    kept, notes = plan_redirects(rules, moved, files, published, ("en",), case_sensitive=False)
+    assert [r.old for r in kept] == ["elsewhere.html"]  # the others would overwrite the pages
+    assert len(notes) == 2 and all(n.severity == "warning" and "only in case" in n.message for n in notes)
+
+
+def test_the_case_probe_tells_this_file_system(tmp_path):
+    from labml_site.read.redirects import case_sensitive
+    (tmp_path / "a").write_text("x")
+    expected = not (tmp_path / "A").exists()
+    assert case_sensitive(tmp_path) is expected
+    assert case_sensitive(tmp_path / "not" / "yet") is expected  # the nearest folder that exists
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]  # the probe leaves nothing
