@@ -136,3 +136,107 @@ def test_the_case_probe_tells_this_file_system(tmp_path):
     assert case_sensitive(tmp_path) is expected
     assert case_sensitive(tmp_path / "not" / "yet") is expected  # the nearest folder that exists
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]  # the probe leaves nothing
+
+
+# --- tables and rules ----------------------------------------------------------------------------
+
+from labml_site.read.prose import section_blocks  # noqa: E402
+from labml_site.read.rules import LINE_RULES  # noqa: E402
+from labml_site.read.sections import parse_source  # noqa: E402
+from labml_site.translate.catalog import Catalog  # noqa: E402
+
+TABLE = ("| Task | Metric `x|y` |  Value |\n"
+         "|------|:------:|---:|\n"
+         "| anli | $|a|$ | 0.3 |\n"
+         "|      | a \\| b |\n")
+
+
+def _key(markdown: str) -> str:
+    parsed = parse_source(markdown, "a.md")
+    return "".join(b.key for s in parsed.sections for b in section_blocks(s))
+
+
+def _original_key(markdown: str) -> str:
+    """The key the original rule (no tables, no rules) makes: ours without those two rules."""
+    saved = [(name, LINE_RULES[name], LINE_RULES.priority(name)) for name in ("table", "thematic_break")]
+    for name, _, _ in saved:
+        LINE_RULES.deregister(name)
+    try:
+        return _key(markdown)
+    finally:
+        for name, rule, priority in saved:
+            LINE_RULES.register(rule, name, priority)
+
+
+def test_a_table_is_a_table_with_alignment_and_cells_cut_outside_code_and_math():
+    key = _key("Intro.\n\n" + TABLE)
+    assert key == (
+        "<p>Intro.</p>\n<table>\n<thead>\n"
+        '<tr><th>Task</th><th align="center">Metric <span translate=no>_^_0_^_</span></th><th align="right">Value</th></tr>\n'
+        "</thead>\n<tbody>\n"
+        '<tr><td>anli</td><td align="center"><span translate=no>_^_1_^_</span></td><td align="right">0.3</td></tr>\n'
+        '<tr><td></td><td align="center">a | b</td><td align="right"></td></tr>\n'  # a short row is filled
+        "</tbody>\n</table>\n"
+    )
+
+
+def test_what_is_not_a_table_keeps_the_key_it_had():
+    for text in ("| a | b |\n|---|\n| 1 | 2 |\n",        # the delimiter row has fewer cells
+                 "Text first\n| a | b |\n|---|---|\n",     # inside a paragraph
+                 "a | b\n\nno delimiter | row\n"):
+        assert "<table>" not in _key(text) and _key(text) == _original_key(text)
+
+
+def test_rules_are_hr_but_a_dash_line_under_text_stays_text():
+    assert _key("A.\n\n---\n\nB.") == "<p>A.</p>\n<hr>\n<p>B.</p>\n"
+    assert _key("* * *\n") == "<hr>\n"  # a rule, not a list item
+    assert _key("___\n") == _key("- - -\n") == "<hr>\n"
+    assert _key("A.\n---\n") == _original_key("A.\n---\n")  # (Markdown's setext heading)
+
+
+def _catalog(tmp_path: Path, entries: dict[str, str]) -> Catalog:
+    return Catalog.load(write_json(tmp_path / "a.zh.json", entries), "zh")
+
+
+def test_a_translation_of_the_untabled_key_is_shown_as_the_table(tmp_path):
+    text = "# T\n\n" + TABLE.replace("`x|y`", "`x`").replace("a \\| b", "b") + "\nAfter.\n\n---\n\nEnd."
+    key, original = _key(text), _original_key(text)
+    assert key != original and "<table>" in key and "<hr>" in key
+    value = original.replace("Task", "任务").replace("Value", "值").replace("After.", "之后。").replace("End.", "完。")
+    verdict = _catalog(tmp_path, {original: value}).verdict(key)
+    assert verdict.state == "translated"
+    assert "<th>任务</th>" in verdict.html and '<th align="right">值</th>' in verdict.html
+    assert "<p>之后。</p>\n<hr>\n<p>完。</p>" in verdict.html and "|" not in verdict.html
+
+
+def test_an_untabled_translation_whose_cells_cannot_be_told_apart_shows_as_the_paragraph(tmp_path):
+    text = "| a | b |\n|---|---|\n| c | d |\n"
+    key, original = _key(text), _original_key(text)
+    value = '<p>| 甲 | |---|---| | 丙 |</p>\n'  # two cells lost: which ones is not known
+    verdict = _catalog(tmp_path, {original: value}).verdict(key)
+    assert verdict.html is not None and "<table>" not in verdict.html and "甲" in verdict.html
+    # a "|" inside an attribute is never a cell boundary: the paragraph as written
+    value = '<p>| <a title="x | y" href="#">甲</a> | 乙 | |---|---| | 丙 | 丁 |</p>\n'
+    verdict = _catalog(tmp_path, {original.replace("a |", '<a title="x | y" href="#">a</a> |'): value}).verdict(
+        key.replace("<th>a</th>", '<th><a title="x | y" href="#">a</a></th>'))
+    assert verdict.html is None or "<table>" not in verdict.html
+
+
+def test_a_translated_table_keeps_its_alignment_and_anything_unsafe_is_refused(tmp_path):
+    key = _key("| a | b |\n|:--|---|\n| c | d |\n")
+    value = key.replace("<td>d</td>", "<td>丁</td>").replace('<th align="left">a</th>', '<th align="left">甲</th>')
+    verdict = _catalog(tmp_path, {key: value}).verdict(key)
+    assert verdict.state == "translated" and verdict.html == value  # table tags and align= are allowed
+    for bad in ('<th align="javascript:x">甲</th>', '<th align="left" onclick="alert(1)">甲</th>',
+                '<th align="left">甲<script>alert(1)</script></th>', '<th align="left" style="x">甲</th>'):
+        verdict = _catalog(tmp_path, {key: value.replace('<th align="left">甲</th>', bad)}).verdict(key)
+        assert verdict.state == "invalid" and verdict.html is None, bad  # the page shows the English
+
+
+def test_a_markdown_page_with_a_table_and_a_rule_renders_them(tmp_path):
+    site = _build(tmp_path, {"g/results.md": "# Results\n\n" + TABLE + "\n---\n\nDone.\n"}, langs=("en",))
+    soup = BeautifulSoup((site / "g/results.html").read_text("utf-8"), "html.parser")
+    table = soup.find("table")
+    assert [th.get_text() for th in table.find_all("th")][0] == "Task"
+    assert len(table.find_all("tr")) == 3 and soup.find("hr") is not None
+    assert table.find("math") is not None  # the cell's $|a|$ is a formula
