@@ -240,3 +240,48 @@ def test_a_markdown_page_with_a_table_and_a_rule_renders_them(tmp_path):
     assert [th.get_text() for th in table.find_all("th")][0] == "Task"
     assert len(table.find_all("tr")) == 3 and soup.find("hr") is not None
     assert table.find("math") is not None  # the cell's $|a|$ is a formula
+
+
+# --- the benchmarks' checks ------------------------------------------------------------------------
+
+def _benchmark(name: str):
+    import importlib.util
+    import sys
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / f"{name}.py"
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # (its dataclasses look their module up)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(path.parent))
+
+
+def test_the_fidelity_check_counts_original_urls_by_their_exact_case(tmp_path):
+    from labml_site.render.redirect import redirect_html
+    fidelity = _benchmark("labml_fidelity")
+    docs = write_tree(tmp_path / "docs", {p: "<html></html>" for p in (
+        "a.html", "RWKV/index.html", "zh/RWKV/index.html", "Missing.html", "Gone.html", "si/a.html")})
+    site = write_tree(tmp_path / "site", {
+        "a.html": "<p>page</p>", "rwkv/index.html": "<p>page</p>", "zh/rwkv/index.html": "<p>page</p>",
+        "RWKV/index.html": redirect_html("../rwkv/index.html", "R", "en"),
+        "zh/RWKV/index.html": redirect_html("../rwkv/index.html", "R", "zh"),
+        "missing.html": "<p>another case</p>",
+        "Gone.html": redirect_html("nowhere.html", "G", "en"),
+    })
+    (tmp_path / "src").mkdir()
+    found = fidelity.original_urls(docs, site, tmp_path / "src", ["en", "zh"])
+    assert "3/5 (60.00 %) (1 pages, 2 redirects)" in found
+    assert "missing: Missing.html" in found and "Gone.html (redirects to nowhere.html" in found
+    assert "si 1" in found
+
+
+def test_key_compat_counts_a_key_the_original_made_of_a_table(tmp_path):
+    key_compat = _benchmark("key_compat")
+    text = "# T\n\n| a | b |\n|---|---|\n| c | d |\n"
+    source = write_tree(tmp_path, {"t.md": text}) / "t.md"
+    original = _original_key(text)
+    result = key_compat.compare(source, write_json(tmp_path / "t.zh.json", {original: "译"}), "t")
+    assert (result.matched, result.total) == (1, 1)
