@@ -36,7 +36,7 @@ from ..typeset import linking
 from ..render import figures
 from ..render import markdown
 from ..render.localize import plain_text, section_html, valid_lists
-from ..translate.catalog import Catalog, translation_path
+from ..translate.catalog import Catalog, fuzzy_path, translation_path
 from ..translate.verdict import SHOWN, tally
 from .entries import asset_reader, svg_entries
 from ..render import notebooks
@@ -85,6 +85,9 @@ class BuildResult:
     stats: BuildStats = field(default_factory=BuildStats)  # what was computed vs reused
     kept: tuple[str, ...] = ()  # sources that failed to parse, whose last good page the site keeps
     skipped: tuple[str, ...] = ()  # sources that failed to parse and have no page (none ever parsed)
+    # lang → rel → verdict state → entries: each page's total as the status page counts it (the
+    # editor shows the same); empty when the site was unchanged and nothing was rendered.
+    counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
     @property
     def built(self) -> int:
@@ -139,6 +142,7 @@ class _Site:
     orders: dict[str, list] = field(default_factory=dict)  # folder rel → its pages and subfolders, in reading order
     sequence: list = field(default_factory=list)  # every page and folder listing, in reading order
     redirects: tuple[Redirect, ...] = ()  # old paths answered in every language (_plan_redirects)
+    counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # lang → rel → state → n
 
     def order(self, folder: Folder) -> list:
         """The folder's published pages and its subfolders in reading order (`reading_order`):
@@ -369,7 +373,8 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
             context["notebook_href"] = relative_url(here, notebooks.notebook_path(rel))
             plan = site.heads[rel].notebook_plan
             if lang != config.base_lang and plan:  # the title is the language's, and its prose (a script)
-                own = {"title": inputs["title"], "prose": {"src": relative_url(here, inputs["markdown"]), "page": url}}
+                own = {"title": inputs["title"], "prose": {"src": relative_url(here, inputs["markdown"]), "page": url},
+                       "intro": notebooks.translated_intro(rel, json.loads(plan).get("intro", ""), ui.gettext)}
                 context["notebook_plan"] = plan[:-1] + "," + json.dumps(own, ensure_ascii=False, separators=(",", ":"))[1:]
     source = inputs.get("source_of")
     if source is not None:  # one page for every language: no language switcher
@@ -474,13 +479,14 @@ def _with_originals(site: _Site, folder: Folder) -> list[SourceFile]:
 
 
 def _originals_js(site: _Site, folder: Folder) -> str:
-    """The folder's English prose by page and section: from the analysed pages (their prose
+    """The folder's English prose by page, section and block: from the analysed pages (their prose
     needs no linking, and the pages' own renders may happen in other processes)."""
     found = {}
     for page in _with_originals(site, folder):
         data = load_page(site.prepared, site.engine, page.rel)
+        # each block's English apart: the toggle shows it under that block's translation
         found[page.url] = {
-            s.id: section_html(s.blocks, tuple(("english", "") for _ in s.blocks), "") for s in data.sections if s.has_prose
+            s.id: [section_html((b,), (("english", ""),), "") for b in s.blocks] for s in data.sections if s.has_prose
         }
     return "window.labmlOriginals = " + json.dumps(found, separators=(",", ":")) + ";\n"
 
@@ -550,7 +556,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
             folder = site.files.folders[file.folder]  # written once, for every translation
             site.engine.output(
                 originals_path(file.folder),
-                Engine.key("originals", [(p.url, site.sections_token(p.rel, lang)) for p in _with_originals(site, folder)]),
+                Engine.key("originals-by-block", [(p.url, site.sections_token(p.rel, lang)) for p in _with_originals(site, folder)]),
                 lambda folder=folder: _originals_js(site, folder), group=file.folder,
             )
         if head.is_python:
@@ -618,6 +624,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
         report.extend(_not_fatal(figure_findings))
         for state, n in figure_counts.items():
             counts[state] = counts.get(state, 0) + n
+        site.counts.setdefault(lang, {})[file.rel] = counts
         name = f"{file.base}.{lang}.json"
         rows.append({
             "title": text.title,
@@ -723,9 +730,20 @@ def _figure_counts(site: _Site, file: SourceFile, lang: str) -> tuple[dict[str, 
     labels = svg_entries(load_page(site.prepared, site.engine, file.rel), asset_reader(site.files))
     if lang == site.config.base_lang:
         return {"translated": len(labels)}, []
-    catalog = Catalog.load(translation_path(site.config.translations, file, lang), lang)
-    verdicts = [catalog.verdict(label) for label in labels]
-    return tally(verdicts), [f for v in verdicts for f in v.findings]
+    path = translation_path(site.config.translations, file, lang)
+    # Judged again only when what a verdict reads changed: the file, its fuzzy sidecar, the
+    # glossary (a save in the editor rebuilds the site, and judging the labels was most of it).
+    gloss = glossary.glossary_path(path.parent, lang)
+    inputs = [path, fuzzy_path(path)] + ([gloss] if gloss is not None else [])
+    memo = site.engine.memo("figure-counts")
+    key = site.engine.key("figure-counts", site.engine.fingerprint, lang, str(path), tuple(labels),
+                          site.engine.files_digest(inputs), str(gloss))
+    if key not in memo:
+        catalog = Catalog.load(path, lang)
+        verdicts = [catalog.verdict(label) for label in labels]
+        memo[key] = (tally(verdicts), [f for v in verdicts for f in v.findings])
+    counts, findings = memo[key]
+    return dict(counts), list(findings)
 
 
 # Files a browser runs as documents when opened from the site: never published as figures.
@@ -851,7 +869,7 @@ def _result(site: _Site, report: Report, written: int, started: float) -> BuildR
     kept = tuple(sorted(site.prepared.kept))
     skipped = tuple(sorted(rel for rel, head in site.heads.items() if failed_to_parse(head)))
     return BuildResult(engine.out, report, _Loaded(site.heads, site.page), localized, written,
-                       time.perf_counter() - started, engine.stats, kept, skipped)
+                       time.perf_counter() - started, engine.stats, kept, skipped, site.counts)
 
 
 @contextlib.contextmanager

@@ -33,7 +33,7 @@ from pathlib import PurePath
 from typing import Callable, Sequence
 
 from .markup import PLACEHOLDER_RE, placeholder
-from .rules import INLINE_RULES, LINE_RULES, Placeholder, placeholder_rules_by_trigger
+from .rules import INLINE_RULES, LINE_RULES, Placeholder, kept_text, placeholder_rules_by_trigger
 from .sections import Section
 
 MAX_KEY_CHARS = 4000  # a longer section key is split into one key per top-level block
@@ -139,8 +139,14 @@ class _Inline:
         if "<" in marked or "&" in marked:
             marked = _keep_html(marked, keep)
         marked = html.escape(marked, quote=True)
-        for rule in INLINE_RULES:
-            marked = rule(marked)
+        context = kept_text()
+        outer = context.resolve
+        context.resolve = lambda text: _KEEP_RE.sub(lambda m: kept[int(m.group(1))], text) if _KEEP_MARK in text else text
+        try:
+            for rule in INLINE_RULES:
+                marked = rule(marked)
+        finally:
+            context.resolve = outer
         # runs of spaces collapse; then the newlines inside a block become spaces
         if "  " in marked:
             marked = _SPACES_RE.sub(" ", marked)

@@ -112,6 +112,18 @@ def per_thread(make: Callable[[], T]) -> Callable[[], T]:
     return get
 
 
+class KeptText:
+    """Raw HTML and entities are hidden from the inline rules behind markers while they run (so
+    no rule reads inside a tag); a rule that must judge what the browser will read (a link's
+    target: `java&#115;cript:`) asks `resolve` for the text the markers stand for."""
+
+    def __init__(self) -> None:
+        self.resolve: Callable[[str], str] = lambda text: text
+
+
+kept_text = per_thread(KeptText)
+
+
 _BY_TRIGGER: tuple[int, dict[str, tuple[PlaceholderRule, ...]]] = (-1, {})
 
 
