@@ -47,7 +47,8 @@ from .config import BuildConfig
 from ..findings import Finding, Report
 from ..render.i18n import UI, language_name, load_ui, text_direction
 from ..render.localize import LocalPage
-from ..render.redirect import redirect_html
+from ..read.redirects import REDIRECTS_FILE, case_sensitive, load_redirects
+from ..render.redirect import REDIRECT_SCRIPT, Redirect, moved_by_case, plan_redirects, redirect_html
 from ..render.math_text import mathml_text, plain_with_math
 from ..render.text import local_page
 from .cache import BuildStats
@@ -140,6 +141,7 @@ class _Site:
     languages: dict[str, tuple[str, str]] = field(default_factory=dict)  # lang → (its name, text direction)
     orders: dict[str, list] = field(default_factory=dict)  # folder rel → its pages and subfolders, in reading order
     sequence: list = field(default_factory=list)  # every page and folder listing, in reading order
+    redirects: tuple[Redirect, ...] = ()  # old paths answered in every language (_plan_redirects)
     counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # lang → rel → state → n
 
     def order(self, folder: Folder) -> list:
@@ -534,8 +536,9 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
         head, text = site.heads[file.rel], site.text(file.rel, lang)
         if not site.published(file):
             if head.redirect:  # front matter `redirect:` and no prose: a page that points there
-                site.engine.output(prefix + file.url, Engine.key("redirect", head.redirect, text.title, lang),
-                                   lambda h=head, t=text.title: redirect_html(h.redirect, t, lang))
+                script = relative_url(prefix + file.url, REDIRECT_SCRIPT)
+                site.engine.output(prefix + file.url, Engine.key("redirect", head.redirect, text.title, lang, script),
+                                   lambda h=head, t=text.title, js=script: redirect_html(h.redirect, t, lang, js))
             continue
         extra: dict = {"rel": file.rel, "sections": site.sections_token(file.rel, lang), "nav": neighbours.get(file.url)}
         if file.is_index:
@@ -602,6 +605,8 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                 else:
                     site.engine.outputs[prefix + asset] = path
 
+    _write_redirects(site, lang)
+
     # Folder indexes that have no source of their own, and the home page
     for folder in site.files.folders.values():
         if folder.index is None:
@@ -644,6 +649,31 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Old URLs (read/redirects.py, render/redirect.py)
+
+
+def _plan_redirects(site: _Site) -> list[Finding]:
+    """`redirects.yaml`'s entries and the pages whose translations keep an old path's case."""
+    config = site.config
+    rules, findings = load_redirects(config.source)
+    others = [lang for lang in config.langs if lang != config.base_lang]
+    by_case = moved_by_case(config.translations, site.files.pages, others) if Path(config.translations).is_dir() else {}
+    site.redirects, planned = plan_redirects(
+        rules, by_case, site.files, _published(site), config.langs,
+        case_sensitive(site.engine.out) if rules or by_case else True, str(Path(config.source) / REDIRECTS_FILE),
+    )
+    return findings + planned
+
+
+def _write_redirects(site: _Site, lang: str) -> None:
+    prefix = lang_prefix(lang, site.config.base_lang)
+    for r in site.redirects:
+        title = site.text(r.rel, lang).title if r.rel in site.heads else r.old
+        script = relative_url(prefix + r.old, REDIRECT_SCRIPT)
+        site.engine.output(prefix + r.old, Engine.key("redirect", r.href(), title, lang, script),
+                           lambda href=r.href(), t=title, js=script: redirect_html(href, t, lang, js))
+
+
 # Reader extras: linked code, notebooks, search indexes, sitemap (linking.py, notebooks.py, …)
 
 
@@ -902,6 +932,7 @@ def _build(config: BuildConfig, engine: Engine, started: float) -> BuildResult:
     for asset in sorted(shown):  # what publishing the figures removes or refuses
         report.extend(_asset_findings(site, asset))
     site.languages = languages or _languages(engine, config.langs)
+    report.extend(_plan_redirects(site))
     inputs = _inputs_digest(site)
     last = engine.unchanged_since_last_build(inputs)
     if last is not None:  # the site on disk is exactly what this build would write
@@ -984,6 +1015,7 @@ def _inputs_digest(site: _Site) -> str:
     for rel, asset in sorted(site.files.assets.items()):
         parts += [rel, engine.file_digest(asset.path)]
     parts.append(sorted(prepared.kept.items()))  # (the report differs even where the pages do not)
+    parts.append(site.redirects)  # (a translation folder renamed to the source's case drops one)
     return Engine.key("build", *parts)
 
 
