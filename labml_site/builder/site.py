@@ -33,11 +33,13 @@ from ..read.structure import Folder, SiteFiles, SourceFile, discover, lang_prefi
 from ..render import notebooks, svg_safety
 from ..render.i18n import language_name, text_direction
 from ..render.localize import LocalPage
+from ..read.redirects import REDIRECTS_FILE, case_sensitive, load_redirects
 from ..render.outputs import Language, Output, kinds
+from ..render.redirect import Redirect, plan_redirects
 from ..render.text import local_page
 from .theme import Theme
 from ..translate import glossary
-from ..translate.catalog import Catalog, translation_path
+from ..translate.catalog import Catalog, fuzzy_path, resolve_translation_path, translation_path
 from ..translate.verdict import tally
 from ..typeset import highlight
 from ..typeset.page import PageData
@@ -75,6 +77,9 @@ class BuildResult:
     stats: BuildStats = field(default_factory=BuildStats)  # what was computed vs reused
     kept: tuple[str, ...] = ()  # sources that failed to parse, whose last good page the site keeps
     skipped: tuple[str, ...] = ()  # sources that failed to parse and have no page (none ever parsed)
+    # lang → rel → verdict state → entries: each page's total as the status page counts it (the
+    # editor shows the same); empty when the site was unchanged and nothing was rendered.
+    counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
     @property
     def built(self) -> int:
@@ -134,6 +139,8 @@ class _Site:
     sequence: list = field(default_factory=list)  # every page and folder listing, in reading order
     near: dict[str, dict[str, list]] = field(default_factory=dict)  # lang → URL → [previous, next]
     linked: dict[str, Input] = field(default_factory=dict)  # rel → its linked page, as an input
+    redirects: tuple[Redirect, ...] = ()  # old paths answered in every language (_plan_redirects)
+    counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # lang → rel → state → n
 
     @property
     def memo(self) -> Memo:
@@ -291,10 +298,24 @@ class _Site:
         labels = svg_entries(self.analysis(file.rel), asset_reader(self.files))
         if lang == self.config.base_lang:
             return {"translated": len(labels)}
-        catalog = Catalog.load(translation_path(self.config.translations, file, lang), lang)
-        verdicts = [catalog.verdict(label) for label in labels]
-        self.report.extend(_not_fatal(f for v in verdicts for f in v.findings))
-        return tally(verdicts)
+        path = translation_path(self.config.translations, file, lang)
+        # Judged again only when what a verdict reads changed: the file, its fuzzy sidecar, the
+        # glossary (a save in the editor rebuilds the site, and judging the labels was most of it).
+        gloss = glossary.glossary_path(path.parent, lang)
+        catalog = self.memo.files([path, fuzzy_path(path)] + ([gloss] if gloss is not None else []), str(path))
+        counts, findings = self.memo.call(_judge_labels, lang, catalog, tuple(labels), keep="memory")
+        self.report.extend(_not_fatal(findings))
+        return dict(counts)
+
+    def counted(self, lang: str, rel: str, counts: dict[str, int]) -> None:
+        """A page's entries by verdict state, as the status page counts them (`BuildResult.counts`)."""
+        self.counts.setdefault(lang, {})[rel] = counts
+
+
+def _judge_labels(lang: str, path: str, labels: tuple[str, ...]) -> tuple[dict[str, int], list[Finding]]:
+    catalog = Catalog.load(Path(path), lang)
+    verdicts = [catalog.verdict(label) for label in labels]
+    return tally(verdicts), [f for v in verdicts for f in v.findings]
 
 
 def _report_texts(site: _Site, lang: str, report: Report) -> None:
@@ -359,6 +380,47 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                     site.production.outputs.setdefault(prefix + asset, site.files.assets[asset].path)
 
 
+# ---------------------------------------------------------------------------------------------
+# Old URLs (read/redirects.py, render/redirect.py)
+
+
+def _published(site: _Site) -> dict[str, str]:
+    """Source rel → URL of every page a language tree has."""
+    return {f.rel: f.url for f in site.files.pages if site.published(f)}
+
+
+def _moved_by_case(translations_dir: Path, pages: Iterable[SourceFile], langs: Iterable[str]) -> dict[str, str]:
+    """Old output path → page URL for each page whose translations live under a path that
+    differs from its source's only in case (`translate_cache/RWKV/` for `rwkv/`): the path the
+    old site published it at, which its readers' links still name."""
+    found: dict[str, str] = {}
+    for page in pages:
+        for lang in langs:
+            path, by_case = resolve_translation_path(translations_dir, page, lang)
+            if by_case is None:
+                continue
+            rel = path.relative_to(translations_dir).as_posix()
+            old_base = rel[: -len(f".{lang}.json")]
+            old = posixpath.join(posixpath.dirname(old_base), "index.html") if page.is_index else old_base + ".html"
+            if old != page.url:
+                found.setdefault(old, page.url)
+    return found
+
+
+
+def _plan_redirects(site: _Site) -> list[Finding]:
+    """`redirects.yaml`'s entries and the pages whose translations keep an old path's case."""
+    config = site.config
+    rules, findings = load_redirects(config.source)
+    others = [lang for lang in config.langs if lang != config.base_lang]
+    by_case = _moved_by_case(config.translations, site.files.pages, others) if Path(config.translations).is_dir() else {}
+    site.redirects, planned = plan_redirects(
+        rules, by_case, site.files, _published(site), config.langs,
+        case_sensitive(site.production.out) if rules or by_case else True, str(Path(config.source) / REDIRECTS_FILE),
+    )
+    return findings + planned
+
+
 def _write_site_extras(site: _Site) -> None:
     """Language-free outputs: a notebook per Python page, the folders' English prose, the sitemap."""
     for kind in kinds(per_language=False):
@@ -402,7 +464,7 @@ def _result(site: _Site, report: Report, written: int, started: float) -> BuildR
     kept = tuple(sorted(site.prepared.kept))
     skipped = tuple(sorted(rel for rel, head in site.heads.items() if failed_to_parse(head)))
     return BuildResult(production.out, report, _Loaded(site.heads, site.page), localized, written,
-                       time.perf_counter() - started, production.stats, kept, skipped)
+                       time.perf_counter() - started, production.stats, kept, skipped, site.counts)
 
 
 @contextlib.contextmanager
@@ -466,6 +528,7 @@ def _build(config: BuildConfig, production: Production, started: float) -> Build
     for asset in sorted(shown):  # what publishing the figures removes or refuses
         report.extend(_asset_findings(site, asset))
     site.languages = languages or _languages(memo, config.langs)
+    report.extend(_plan_redirects(site))
     inputs = _inputs_digest(site)
     last = production.unchanged_since_last_build(inputs)
     if last is not None:  # the site on disk is exactly what this build would write
@@ -551,6 +614,7 @@ def _inputs_digest(site: _Site) -> str:
     for rel, asset in sorted(site.files.assets.items()):
         parts += [rel, memo.file_digest(asset.path)]
     parts.append(sorted(prepared.kept.items()))  # (the report differs even where the pages do not)
+    parts.append(site.redirects)  # (a translation folder renamed to the source's case drops one)
     return memo.build_digest(*parts)
 
 

@@ -20,20 +20,21 @@ from typing import Iterator
 
 from .base import Language, Output, Site
 from .files import Figure, Notebook, Sitemap
-from .pages import FolderPage, NotFound, Page, Redirect, SearchPage, SourcePage, StatusPage
+from .pages import FolderPage, MovedPage, NotFound, Page, RedirectPage, SearchPage, SourcePage, StatusPage
 from .programs import LlmsTxt, PageMarkdown
 from .scripts import MarkdownScript, Originals, SearchIndex, markdown_path, originals_path
 from .sections import PageSections
 
 # Per language (`describe(site, lang)`), then once for the site (`describe(site, None)`).
 _KINDS: tuple[tuple[type[Output], bool], ...] = (
-    (Redirect, True),
+    (RedirectPage, True),
     (SourcePage, True),
     (Page, True),
     (PageMarkdown, True),
     (PageSections, True),
     (Figure, True),
     (MarkdownScript, True),
+    (MovedPage, True),
     (FolderPage, True),
     (StatusPage, True),
     (NotFound, True),
@@ -53,6 +54,6 @@ def kinds(per_language: bool) -> Iterator[type[Output]]:
 
 __all__ = [
     "Figure", "FolderPage", "Language", "LlmsTxt", "MarkdownScript", "NotFound", "Notebook", "Originals",
-    "Output", "Page", "PageMarkdown", "PageSections", "Redirect", "SearchIndex", "SearchPage", "Site",
+    "MovedPage", "Output", "Page", "PageMarkdown", "PageSections", "RedirectPage", "SearchIndex", "SearchPage", "Site",
     "Sitemap", "SourcePage", "StatusPage", "kinds", "markdown_path", "originals_path",
 ]

@@ -16,7 +16,7 @@ from ...translate.verdict import SHOWN
 from ...typeset import highlight
 from .. import notebooks
 from ..math_text import mathml_text, plain_with_math
-from ..redirect import redirect_html
+from ..redirect import REDIRECT_SCRIPT, redirect_html
 from .base import Language, Output, Site
 from .scripts import markdown_path, originals_path
 
@@ -208,7 +208,8 @@ class Page(Output):
         if self.notebook:  # the English file; other languages' made from the page
             context["notebook_href"] = relative_url(here, notebooks.notebook_path(self.rel))
             if self.notebook_plan:  # the title is the language's, and its prose (a script)
-                own = {"title": self.title, "prose": {"src": relative_url(here, self.markdown), "page": url}}
+                intro = notebooks.translated_intro(self.rel, json.loads(self.notebook_plan).get("intro", ""), language.ui.gettext)
+                own = {"title": self.title, "prose": {"src": relative_url(here, self.markdown), "page": url}, "intro": intro}
                 context["notebook_plan"] = self.notebook_plan[:-1] + "," + json.dumps(own, ensure_ascii=False, separators=(",", ":"))[1:]
         return site.template("page.html", context)
 
@@ -345,6 +346,7 @@ class StatusPage(Output):
             counts = dict(text.counts)
             for state, n in site.figure_counts(file, lang).items():
                 counts[state] = counts.get(state, 0) + n
+            site.counted(lang, file.rel, counts)
             name = f"{file.base}.{lang}.json"
             rows.append((
                 ("title", text.title),
@@ -429,12 +431,13 @@ class SearchPage(Output):
 
 
 @dataclass(frozen=True)
-class Redirect(Output):
+class RedirectPage(Output):
     """A page without prose whose front matter says `redirect:`: it points there."""
 
     target: str
     title: str
     lang: str
+    script: str  # the theme's redirect.js, relative to the page
 
     @classmethod
     def describe(cls, site: Site, lang: str) -> Iterator[tuple[str, Output, str]]:
@@ -442,7 +445,20 @@ class Redirect(Output):
         for file in site.files.pages:
             head = site.heads[file.rel]
             if not site.published(file) and head.redirect:
-                yield prefix + file.url, cls(head.redirect, site.text(file.rel, lang).title, lang), ""
+                script = relative_url(prefix + file.url, REDIRECT_SCRIPT)
+                yield prefix + file.url, cls(head.redirect, site.text(file.rel, lang).title, lang, script), ""
 
     def render(self, site: Site) -> str:
-        return redirect_html(self.target, self.title, self.lang)
+        return redirect_html(self.target, self.title, self.lang, self.script)
+
+
+@dataclass(frozen=True)
+class MovedPage(RedirectPage):
+    """An old path (`redirects.yaml`, or a page's old case) that points to where it went."""
+
+    @classmethod
+    def describe(cls, site: Site, lang: str) -> Iterator[tuple[str, Output, str]]:
+        prefix = site.language(lang).prefix
+        for r in site.redirects:
+            title = site.text(r.rel, lang).title if r.rel in site.heads else r.old
+            yield prefix + r.old, cls(r.href(), title, lang, relative_url(prefix + r.old, REDIRECT_SCRIPT)), ""

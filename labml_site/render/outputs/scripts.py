@@ -67,7 +67,7 @@ class SearchIndex(Output):
 
 @dataclass(frozen=True)
 class Originals(Output):
-    """A folder's English prose by page and section, written once for every translation."""
+    """A folder's English prose by page, section and block, written once for every translation."""
 
     folder: str
     pages: tuple[tuple[str, str, str], ...]  # (rel, URL, digest of its analysis)
@@ -86,8 +86,9 @@ class Originals(Output):
     def render(self, site: Site) -> str:
         found = {}
         for rel, url, _ in self.pages:
+            # each block's English apart: the toggle shows it under that block's translation
             found[url] = {
-                s.id: section_html(s.blocks, tuple(("english", "") for _ in s.blocks), "") for s in site.analysis(rel).sections if s.has_prose
+                s.id: [section_html((b,), (("english", ""),), "") for b in s.blocks] for s in site.analysis(rel).sections if s.has_prose
             }
         return "window.labmlOriginals = " + json.dumps(found, separators=(",", ":")) + ";\n"
 
