@@ -261,10 +261,14 @@ def test_environments_produce_tables(tex: str, rows: int, cells: int) -> None:
                == cells for row in table_rows), tex
 
 
-def test_align_is_numbered_and_starred_align_is_not() -> None:
-    markup = tex_to_mathml(r"\begin{align}a &= b \\ c &= d\end{align}", True)
+def test_align_is_numbered_only_when_asked() -> None:
+    # numbers only when asked: the page's opt-in (`numbers`), or a \tag or \label in the formula
+    assert "(1)" not in tex_to_mathml(r"\begin{align}a &= b \\ c &= d\end{align}", True)
+    markup = tex_to_mathml(r"\begin{align}a &= b \\ c &= d\end{align}", True, numbers=True)
     assert [e.text for e in find_all(markup, "mtext")] == ["(1)", "(2)"]
-    assert "(1)" not in tex_to_mathml(r"\begin{align*}a &= b \\ c &= d\end{align*}", True)
+    markup = tex_to_mathml(r"\begin{align}a &= b \label{x} \\ c &= d\end{align}", True)
+    assert [e.text for e in find_all(markup, "mtext")] == ["(1)", "(2)"]  # as LaTeX numbers it
+    assert "(1)" not in tex_to_mathml(r"\begin{align*}a &= b \\ c &= d\end{align*}", True, numbers=True)
 
 
 def test_matrix_delimiters() -> None:
@@ -576,7 +580,7 @@ def test_a_page_numbers_on_and_references_link_to_their_equation() -> None:
         (r"\begin{gather} g \\ h \notag \end{gather}", True),
         (r"\ref{second} \foo", False),
     ]
-    results = typeset_page(formulas)
+    results = typeset_page(formulas, numbers=True)  # the page opted in
     assert isinstance(results[4], MathError)  # one bad formula leaves the others numbered
     link = [e for e in parse(results[0]).iter() if e.tag.endswith("a")]
     assert [a.get("href") for a in link] == ["#eq-second"] and link[0].text == "(2)"

@@ -265,8 +265,8 @@ def test_a_numbered_equation_wider_than_its_column_scrolls_and_keeps_its_number_
     page = tmp_path / "narrow.html"
     page.write_text(
         f'<!doctype html><meta charset="utf-8"><link rel="stylesheet" href="{MATH_CSS.as_uri()}">'
-        f'<div style="width:300px;font-size:18px" id="w">{tex_to_mathml(wide, True)}</div>'
-        f'<div style="width:300px;font-size:18px" id="n">{tex_to_mathml(narrow, True)}</div>',
+        f'<div style="width:300px;font-size:18px" id="w">{tex_to_mathml(wide, True, numbers=True)}</div>'
+        f'<div style="width:300px;font-size:18px" id="n">{tex_to_mathml(narrow, True, numbers=True)}</div>',
         encoding="utf-8",
     )
     tab = browser.new_page(viewport={"width": 400, "height": 600})

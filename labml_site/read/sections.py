@@ -71,7 +71,7 @@ class SourceError(Exception):
 MAX_FRONT_MATTER_CHARS = 64 * 1024
 MAX_FRONT_MATTER_VALUES = 2000
 MAX_FRONT_MATTER_DEPTH = 8
-SCALAR_KEYS = frozenset({"title", "summary", "redirect", "order"})
+SCALAR_KEYS = frozenset({"title", "summary", "redirect", "order", "equation_numbers"})
 MAPPING_KEYS = frozenset({"macros"})  # name → TeX
 
 

@@ -193,14 +193,16 @@ _REWRITE = re.compile(
     r"|(?P<nulldelim>(?:big|Big|bigg|Bigg)[lrm]?\s*\.)"
     r"|(?P<textesc>[%&#$_] )"
     r"|(?P<mathop>mathop\s*\{(?P<opname>[A-Za-z]{2,})\})"
+    r"|(?P<numbered>(?P<naction>begin|end)\{(?P<nname>equation|align|gather|multline)\})"
+    r"|(?P<lastrow>\\\s*(?=\\end\s*\{))"
     r")"
 )
 # Substrings without which no _REWRITE alternative can match (one search for them is cheaper than
 # _REWRITE's scan).
 _REWRITE_TRIGGERS = (
-    "color", "pmb", "\\\n", "alignat", "alignedat", "split", "matrix*", "smallmatrix", "mathop", "kern", "skip", "hspace", "def",
+    "color", "pmb", "\\\n", "align", "split", "matrix*", "smallmatrix", "mathop", "kern", "skip", "hspace", "def",
     "substack", "smash", "lap", "colorbox", "ref", "verb", "char", "sfit", "choice", "TextOrMath", "tiny", "size", "small", "arge", "LARGE", "uge", "g.", "g .", "l.", "r.", "m.",
-    "\\% ", "\\& ", "\\# ", "\\$ ", "\\_ ",
+    "\\% ", "\\& ", "\\# ", "\\$ ", "\\_ ", "equation", "gather", "multline", "\\\\",
 )
 # Marker colours for constructs math-core lacks, replaced in _finish (see _unmark).
 _MARKER_PREFIX = "01F00"
@@ -286,10 +288,16 @@ def _brace_groups(tex: str, open_index: int, count: int) -> Optional[list[tuple[
     return groups
 
 
-def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
+def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
     """The TeX math-core gets, and the edits made: (start in the result, length there, length in
-    the author's TeX), in order, so `_source_offset` can map an error's offset back."""
+    the author's TeX), in order, so `_source_offset` can map an error's offset back.
+
+    Equation numbers only when asked (`numbers`: the page opted in; or a `\\tag` / `\\label` in
+    the formula, which numbers it as LaTeX would): otherwise `equation`, `align`, `gather`,
+    `multline` (and `alignat`) are their starred forms. Neither the corpus nor the tutorial refers
+    to an equation, and the original site showed no numbers."""
     repl: list[tuple[int, int, str]] = []  # (start, end, text) in the author's TeX
+    unnumbered = not numbers and not _TAG_OR_LABEL.search(tex)
     text_ranges: Optional[list[tuple[int, int]]] = None
 
     def in_text(index: int) -> bool:
@@ -335,8 +343,16 @@ def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
             elif name.endswith("matrix*"):
                 new = rf"\{action}{{{name[:-1]}}}"  # the column alignment ([r]) is not kept
             else:  # alignat, alignedat, xalignat: align's column pairs
-                new = rf"\{action}{{{'aligned' if name == 'alignedat' else ('align*' if name.endswith('*') else 'align')}}}"
+                new = rf"\{action}{{{'aligned' if name == 'alignedat' else ('align*' if name.endswith('*') or unnumbered else 'align')}}}"
             repl.append((start, end, new))
+        elif m.group("numbered"):
+            if unnumbered:
+                repl.append((start, end, rf"\{m.group('naction')}{{{m.group('nname')}*}}"))
+        elif m.group("lastrow"):
+            # `\\` ending the last row: TeX and KaTeX draw no row after it (math-core drew an
+            # empty one, numbered in a numbered environment).
+            if (start - len(tex[:start].rstrip("\\"))) % 2 == 0:  # not the end of a `\\\\`
+                repl.append((start, end, ""))
         elif m.group("mathop"):
             repl.append((start, end, rf"\mathop{{\mathrm{{{m.group('opname')}}}}}"))
         elif m.group("kern"):
@@ -633,7 +649,7 @@ _NOT_XML = re.compile(r"[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _LAST_LINE_COMMENT = re.compile(r"(?<!\\)(?:\\\\)*%[^\n]*\S[^\n]*$")
 
 
-def _prepare(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
+def _prepare(tex: str, display: bool = False, numbers: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
     if not isinstance(tex, str):
         raise TypeError(f"tex must be str, not {type(tex).__name__}")
     if not tex.strip():
@@ -658,7 +674,7 @@ def _prepare(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
                 line,
             )
     _check_bounds(tex)
-    return _rewrite(tex, display)
+    return _rewrite(tex, display, numbers)
 
 
 def _needs_big_stack(prepared: str, macros: tuple) -> bool:
@@ -674,16 +690,18 @@ def _needs_big_stack(prepared: str, macros: tuple) -> bool:
 
 
 @functools.lru_cache(maxsize=8192)
-def tex_to_mathml(tex: str, display: bool, macros: tuple[tuple[str, str], ...] = ()) -> str:
+def tex_to_mathml(tex: str, display: bool, macros: tuple[tuple[str, str], ...] = (), numbers: bool = False) -> str:
     """Convert one formula to a ``<math>`` element (a string of MathML) or raise MathError.
 
     `tex` is the TeX between the delimiters (``$…$``, ``$$…$$``) or a whole environment
     (``\\begin{align}…\\end{align}``); `display` chooses ``display="block"`` or ``"inline"``;
     `macros` are the page's (name → expansion, without the backslash). The result carries the
-    TeX in ``<annotation encoding="application/x-tex">``. Cached per distinct formula. Numbered
-    environments number from (1): use `typeset_page` for a page's formulas together.
+    TeX in ``<annotation encoding="application/x-tex">``. Cached per distinct formula. Equations
+    are numbered when the formula has a ``\\tag`` or ``\\label``, or with `numbers` (the page's
+    opt-in) every ``equation``/``align``/…; numbers run from (1): use `typeset_page` for a page's
+    formulas together.
     """
-    prepared, edits = _prepare(tex, display)
+    prepared, edits = _prepare(tex, display, numbers)
     converter = _converter(macros)
     try:
         if _needs_big_stack(prepared, macros):
@@ -700,13 +718,14 @@ def tex_to_mathml(tex: str, display: bool, macros: tuple[tuple[str, str], ...] =
 
 
 # A page's formulas need converting together when one is numbered or refers to another.
+_REFERENCES = re.compile(r"\\(?:label|eqref|ref|tag)(?![A-Za-z])")
 _NUMBERING = re.compile(
     r"\\(?:label|eqref|ref|tag)(?![A-Za-z])|\\begin\{(?:equation|align|gather|alignat|multline|flalign|xalignat)\}"
 )
 
 
 def typeset_page(
-    formulas: Sequence[tuple[str, bool]], macros: tuple[tuple[str, str], ...] = ()
+    formulas: Sequence[tuple[str, bool]], macros: tuple[tuple[str, str], ...] = (), numbers: bool = False
 ) -> list[object]:
     """Each formula of a page as MathML (a str) or the MathError it raises, in order.
 
@@ -714,17 +733,18 @@ def typeset_page(
     ``\\ref`` link to a ``\\label`` anywhere on it (forward references too). A page without numbering
     converts formula by formula, from the cache.
     """
-    if not any(_NUMBERING.search(tex) for tex, _ in formulas):
-        return [_or_error(tex, display, macros) for tex, display in formulas]
+    numbering = _NUMBERING if numbers else _REFERENCES
+    if not any(numbering.search(tex) for tex, _ in formulas):
+        return [_or_error(tex, display, macros, numbers) for tex, display in formulas]
     try:
-        return _unique_labels(list(_typeset_together(tuple(formulas), macros)))
+        return _unique_labels(list(_typeset_together(tuple(formulas), macros, numbers)))
     except _BatchFailed:
         pass
     # Some formula fails: the others are numbered together, each failing one is its own error.
-    results = [_or_error(tex, display, macros) for tex, display in formulas]
+    results = [_or_error(tex, display, macros, numbers) for tex, display in formulas]
     good = [i for i, r in enumerate(results) if isinstance(r, str)]
     try:
-        together = _typeset_together(tuple(formulas[i] for i in good), macros)
+        together = _typeset_together(tuple(formulas[i] for i in good), macros, numbers)
     except _BatchFailed:  # only their combination fails (a label defined twice, say)
         return results
     for i, markup in zip(good, together):
@@ -749,9 +769,9 @@ def _unique_labels(results: list[object]) -> list[object]:
     return results
 
 
-def _or_error(tex: str, display: bool, macros: tuple[tuple[str, str], ...]) -> object:
+def _or_error(tex: str, display: bool, macros: tuple[tuple[str, str], ...], numbers: bool = False) -> object:
     try:
-        return tex_to_mathml(tex, display, macros)
+        return tex_to_mathml(tex, display, macros, numbers)
     except MathError as error:
         return error
 
@@ -761,11 +781,11 @@ class _BatchFailed(Exception):
 
 
 @functools.lru_cache(maxsize=256)
-def _typeset_together(formulas: tuple[tuple[str, bool], ...], macros: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+def _typeset_together(formulas: tuple[tuple[str, bool], ...], macros: tuple[tuple[str, str], ...], numbers: bool = False) -> tuple[str, ...]:
     """A page's formulas converted in one batch (numbers run on, references resolve); raises
     _BatchFailed when any of them fails."""
     try:
-        prepared = [(_prepare(tex, display)[0], display) for tex, display in formulas]
+        prepared = [(_prepare(tex, display, numbers)[0], display) for tex, display in formulas]
         converter = _converter(macros)
         if any(_needs_big_stack(tex, macros) for tex, _ in prepared):
             raws = _convert_safely(converter, "convert_all", prepared)
