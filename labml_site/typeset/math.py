@@ -27,6 +27,7 @@ numbered or refer to each other is converted as a whole (`typeset_page`), so num
 
 from __future__ import annotations
 
+import colorsys
 import functools
 import html
 import re
@@ -354,7 +355,9 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
             if (start - len(tex[:start].rstrip("\\"))) % 2 == 0:  # not the end of a `\\\\`
                 repl.append((start, end, ""))
         elif m.group("mathop"):
-            repl.append((start, end, rf"\mathop{{\mathrm{{{m.group('opname')}}}}}"))
+            # \mathop{softmax}: letters in math are math italic, in \mathop too (TeX; KaTeX), where a
+            # multi-letter <mi> would be upright
+            repl.append((start, end, rf"\mathop{{\mathrm{{{''.join(_italic(c) for c in m.group('opname'))}}}}}"))
         elif m.group("kern"):
             command, value = m.group("kcmd"), m.group("kval").strip()
             if command.startswith("hspace"):
@@ -1020,6 +1023,107 @@ def _delimiter_with_margins(tag: str) -> str:
     return f'<mo{m.group(1)} minsize="{m.group(2)}em"{m.group(3)} style="margin-left:{half};margin-right:{half};">{m.group(4)}</mo>'
 
 
+# Primes: `t'` is <msup>t ′</msup>, but Latin Modern Math's U+2032 is already a raised prime,
+# meant for the base line, so as a superscript it shrinks to a detached tick. It goes on the base
+# line at full size (a base with a subscript too: the subscript follows it).
+_PRIME_SUP = re.compile(r"<msup>((?:<mi>[^<]*</mi>|<mn>[^<]*</mn>))<mo>([\u2032-\u2034\u2057]+)</mo></msup>")
+_PRIME_SUBSUP = re.compile(r"<msubsup>(<mi>[^<]*</mi>)")
+_PRIME_END = re.compile(r"<mo>([\u2032-\u2034\u2057]+)</mo>$")
+_PRIME = '<mo lspace="0" rspace="0">'
+# \log{p}: an operator name followed by anything but an opening fence takes a thin space (TeX's
+# Op–Ord; math-core spaces only a following letter).
+_APPLY_BARE = re.compile(r"<mo>&#x2061;</mo>(?!(?:<mrow>)*<mo[^>]*>[(\[{\u27e8|\u2016\u230a\u2308])")
+# TeX's italic correction after a math-italic letter (KaTeX's values, em, ≥ 0.03): Chromium adds it
+# only before a superscript (MathML Core), so `f(` touched and `V)` overlapped.
+_ITALIC_CORRECTION = {
+    "f": 0.108, "g": 0.036, "j": 0.057, "q": 0.036, "v": 0.036, "y": 0.036, "z": 0.044,
+    "B": 0.05, "C": 0.072, "E": 0.058, "F": 0.139, "H": 0.081, "I": 0.078, "J": 0.096, "K": 0.072,
+    "M": 0.109, "N": 0.109, "P": 0.139, "S": 0.058, "T": 0.139, "U": 0.109, "V": 0.222, "W": 0.139,
+    "X": 0.078, "Y": 0.222, "Z": 0.072, "\u03b2": 0.053, "\u03b3": 0.056, "\u03b4": 0.038,
+    "\u03b6": 0.074, "\u03b7": 0.036, "\u03bd": 0.064, "\u03be": 0.046, "\u03c0": 0.036,
+    "\u03c3": 0.036, "\u03c4": 0.113, "\u03c5": 0.036, "\u03c8": 0.036, "\u03c9": 0.036,
+}
+_ITALIC_LETTER = re.compile(r"<mi>([" + "".join(_ITALIC_CORRECTION) + r"])</mi>(?=<m[inorfs])")
+# the first child of a script, fraction or root, whose place is fixed
+_FIXED_PARENT = re.compile(r"<(?:msub|msup|msubsup|mover|munder|munderover|mfrac|mroot)\b[^>]*>$")
+
+
+def _full_size_primes(body: str) -> str:
+    body = _PRIME_SUP.sub(lambda m: f"<mrow>{m.group(1)}{_PRIME}{m.group(2)}</mo></mrow>", body)
+    out: list[str] = []
+    pos = 0
+    for m in _PRIME_SUBSUP.finditer(body):
+        end = _closing_tag(body, m.start(), "msubsup")
+        if m.start() < pos or end < 0:
+            continue
+        prime = _PRIME_END.search(body, m.end(), end)
+        if prime is None:
+            continue
+        out += [body[pos:m.start()], f"<msub><mrow>{m.group(1)}{_PRIME}{prime.group(1)}</mo></mrow>",
+                body[m.end():prime.start()], "</msub>"]
+        pos = end + len("</msubsup>")
+    out.append(body[pos:])
+    return "".join(out)
+
+
+def _italic_correction(m: re.Match) -> str:
+    opening = m.string.rfind("<", 0, m.start())
+    if opening >= 0 and _FIXED_PARENT.match(m.string, opening, m.start()):
+        return m.group()
+    return f'{m.group()}<mspace width="{_ITALIC_CORRECTION[m.group(1)]}em"/>'
+
+
+# Author colours, readable in both themes: the page backgrounds (theme/static/style.css), the
+# contrast WCAG asks of large text and graphics, and the colour written for each: same hue and
+# saturation, the lightness moved until it has that contrast (`\textcolor{lightgreen}` was 1.4:1
+# on white). The dark theme's colour rides in a custom property that math.css applies.
+LIGHT_BACKGROUND = (0xFF, 0xFF, 0xFF)
+DARK_BACKGROUND = (0x0D, 0x11, 0x17)
+MIN_CONTRAST = 3.0
+_AUTHOR_COLOUR = re.compile(r'<mrow style="color:#([0-9A-F]{6});">')
+
+
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    def channel(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+@functools.lru_cache(maxsize=1024)
+def readable_colour(hex_: str, dark: bool) -> str:
+    """`hex_` (RRGGBB) with its lightness moved, hue and saturation kept, until it has
+    MIN_CONTRAST against the theme's background (unchanged when it has it already)."""
+    rgb = tuple(int(hex_[i:i + 2], 16) for i in (0, 2, 4))
+    background = DARK_BACKGROUND if dark else LIGHT_BACKGROUND
+    if contrast(rgb, background) >= MIN_CONTRAST:
+        return hex_.upper()
+    h, lightness, sat = colorsys.rgb_to_hls(*(c / 255 for c in rgb))
+    lo, hi = (lightness, 1.0) if dark else (0.0, lightness)  # towards white in dark, black in light
+    for _ in range(20):
+        mid = (lo + hi) / 2
+        # (a margin, so the colour rounded to 8 bits a channel still has the contrast)
+        ok = contrast(tuple(c * 255 for c in colorsys.hls_to_rgb(h, mid, sat)), background) >= MIN_CONTRAST + 0.05
+        if ok == dark:
+            hi = mid
+        else:
+            lo = mid
+    best = hi if dark else lo
+    return "".join(f"{round(c * 255):02X}" for c in colorsys.hls_to_rgb(h, best, sat))
+
+
+def _themed_colour(m: re.Match) -> str:
+    light, dark = readable_colour(m.group(1), False), readable_colour(m.group(1), True)
+    return f'<mrow style="color:#{light};--math-dark:#{dark};">'
+
+
 def _finish(raw: str, tex: str, display: bool) -> str:
     if raw.startswith("<math>"):
         body = raw[6:-7]
@@ -1033,6 +1137,12 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         body = _NAMED_ENTITY.sub(_entity, body)
     if "<mtext" in body and ("<mtext><" in body or '%"><' in body):
         body = _STYLED_TEXT.sub(_styled_text, body)
+    if "\u2032" in body or "\u2033" in body or "\u2034" in body or "\u2057" in body:
+        body = _full_size_primes(body)
+    if "&#x2061;</mo>" in body:
+        body = _APPLY_BARE.sub('<mo lspace="0.1667em">&#x2061;</mo>', body)
+    if "<mi>" in body:
+        body = _ITALIC_LETTER.sub(_italic_correction, body)
     if "minsize=" in body:
         body = _SIZED_DELIMITER.sub(_delimiter_gap, body)
         body = _SIZED_BASE.sub(_sized_base, body)
@@ -1042,6 +1152,8 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         body = _small_fences(body)
     if "color:#01F00" in body:
         body = _unmark(body)
+    if '<mrow style="color:#' in body:
+        body = _AUTHOR_COLOUR.sub(_themed_colour, body)
     if "\u20d7" in body:
         # \vec: the combining arrow drifts left of its base in Chromium; a small → sits on it.
         body = body.replace('<mo stretchy="false">\u20d7</mo></mover>', '<mo stretchy="false" mathsize="70%">\u2192</mo></mover>')
@@ -1102,7 +1214,7 @@ _STYLE_PROPERTIES = frozenset(
     """color background-color font-size font-weight font-style font-family padding padding-left
     padding-right padding-top padding-bottom margin-left margin-right width height text-align
     justify-items vertical-align border border-top border-bottom border-left border-right
-    border-style border-width display position top bottom left right min-width""".split()
+    border-style border-width display position top bottom left right min-width --math-dark""".split()
 )
 _DECLARATION = re.compile(r"\s*([a-z-]+)\s*:\s*([-#%.\w ]+?)\s*(?:;|$)")
 _ID = re.compile(r"^[A-Za-z0-9_:.\-]+$")
