@@ -448,7 +448,9 @@ def analyse(rel: str, url: str, text: str) -> PageData:
             SectionData(section_id, tuple(rendered_blocks), code_html, section.code_start, end, "\n".join(section.code), section.prose)
         )
     title = page_title(parsed.meta, parsed.sections, rel)
-    summary = " ".join(parsed.meta.get("summary", "").split())
+    # The summary is a translation key as the front matter has it (only stripped): the caches
+    # key `summary: a  b` with both spaces, and a folded summary with its line break.
+    summary = parsed.meta.get("summary", "")
     redirect = redirect_target(parsed.meta.get("redirect", ""), rel, findings, parsed.meta.line("redirect"))
     return PageData(
         rel,

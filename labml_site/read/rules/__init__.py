@@ -58,6 +58,9 @@ class BlockState(Protocol):
     def add(self, kind: str, text: str = "", offset: int = 0, placeholder: Placeholder | None = None) -> None: ...
     def open_item(self, k: int, at: int, kind: str = "li", code: str = "", code_at: int = 0, ordered: bool = False) -> None: ...
     def special(self, line: str) -> tuple[Placeholder, int] | None: ...  # a block placeholder's sentinel
+    # lines k … last are one element, written by `render(convert)` (convert: inline Markdown at a
+    # prose offset → HTML with placeholders); no other rule reads them
+    def claim(self, k: int, last: int, render: Callable[[Callable[[str, int], str]], str]) -> None: ...
 
 
 PlaceholderRule = Callable[[str, int], "tuple[Placeholder, int] | None"]
