@@ -131,3 +131,27 @@ def test_the_measure_finds_tex_that_is_not_the_source() -> None:
     assert math_fidelity.tex_in_source("\\begin{align}\na \\\\\nb\n\\end{align}", source)
     assert not math_fidelity.tex_in_source("\\begin{align}\na \\\nb\n\\end{align}", source)
     assert math_fidelity.source_environment_rows(source) == (1, 2)
+
+
+# ------------------------------------------------------------------------------------------------
+# Spacing and glyphs (measured against KaTeX in tests/test_math_vs_katex.py)
+
+
+def test_primes_are_full_size_on_the_base_line() -> None:
+    markup = tex_to_mathml(r"t' + w'_{t,t'} + f'''", False)
+    assert "<msup>" not in markup and "<msubsup>" not in markup
+    assert markup.count('<mo lspace="0" rspace="0">\u2032</mo>') == 3 and "\u2034</mo>" in markup  # t', w', t' in the subscript
+    assert "<msub><mrow><mi>w</mi>" in markup  # the subscript stays
+
+
+def test_operator_names_italic_correction_and_colours() -> None:
+    assert '<mo lspace="0.1667em">&#x2061;</mo>' in tex_to_mathml(r"\log{p_\theta}", False)  # logp → log p
+    assert '<mo>&#x2061;</mo>' in tex_to_mathml(r"\log(x)", False)  # Op–Open: no space
+    f = tex_to_mathml(r"f(x) + \hat{f}", False)
+    assert '<mi>f</mi><mspace width="0.108em"/><mo' in f and "<mover accent=\"true\"><mi>f</mi><mo" in f
+    from labml_site.typeset.math import DARK_BACKGROUND, LIGHT_BACKGROUND, contrast, readable_colour
+
+    for colour in ("90EE90", "FFFF00", "000080", "808080", "FFFFFF", "000000"):
+        for dark, background in ((False, LIGHT_BACKGROUND), (True, DARK_BACKGROUND)):
+            out = readable_colour(colour, dark)
+            assert contrast(tuple(int(out[i:i + 2], 16) for i in (0, 2, 4)), background) >= 3, (colour, dark, out)

@@ -194,16 +194,14 @@ _REWRITE = re.compile(
     r"|(?P<nulldelim>(?:big|Big|bigg|Bigg)[lrm]?\s*\.)"
     r"|(?P<textesc>[%&#$_] )"
     r"|(?P<mathop>mathop\s*\{(?P<opname>[A-Za-z]{2,})\})"
-    r"|(?P<numbered>(?P<naction>begin|end)\{(?P<nname>equation|align|gather|multline)\})"
-    r"|(?P<lastrow>\\\s*(?=\\end\s*\{))"
     r")"
 )
 # Substrings without which no _REWRITE alternative can match (one search for them is cheaper than
 # _REWRITE's scan).
 _REWRITE_TRIGGERS = (
-    "color", "pmb", "\\\n", "align", "split", "matrix*", "smallmatrix", "mathop", "kern", "skip", "hspace", "def",
+    "color", "pmb", "\\\n", "alignat", "alignedat", "split", "matrix*", "smallmatrix", "mathop", "kern", "skip", "hspace", "def",
     "substack", "smash", "lap", "colorbox", "ref", "verb", "char", "sfit", "choice", "TextOrMath", "tiny", "size", "small", "arge", "LARGE", "uge", "g.", "g .", "l.", "r.", "m.",
-    "\\% ", "\\& ", "\\# ", "\\$ ", "\\_ ", "equation", "gather", "multline", "\\\\",
+    "\\% ", "\\& ", "\\# ", "\\$ ", "\\_ ",
 )
 # Marker colours for constructs math-core lacks, replaced in _finish (see _unmark).
 _MARKER_PREFIX = "01F00"
@@ -227,6 +225,8 @@ _REFERENCE_NUMBER = re.compile(r'(<a href="[^"]*">)\((.*?)\)(</a>)')
 _BOX_COLOURS = re.compile(r'^(<mrow>)?((?:<mrow style="color:#[0-9A-F]{6};"><mrow></mrow></mrow>){1,2})')
 _REWRITE_TRIGGER = re.compile("|".join(map(re.escape, _REWRITE_TRIGGERS)))
 _BRACED_LINE_BREAK = re.compile(r"\\\\(?=[{}])")
+_NUMBERED_ENV = re.compile(r"\\(begin|end)\{(equation|align|gather|multline)\}")
+_LAST_ROW = re.compile(r"\\\\\s*(?=\\end\s*\{)")
 _TAG_OR_LABEL = re.compile(r"\\(?:tag|label)(?![A-Za-z])")
 
 def _colour_hex(value: str) -> Optional[str]:
@@ -298,7 +298,7 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
     `multline` (and `alignat`) are their starred forms. Neither the corpus nor the tutorial refers
     to an equation, and the original site showed no numbers."""
     repl: list[tuple[int, int, str]] = []  # (start, end, text) in the author's TeX
-    unnumbered = not numbers and not _TAG_OR_LABEL.search(tex)
+    unnumbered = not numbers and "\\begin" in tex and not _TAG_OR_LABEL.search(tex)
     text_ranges: Optional[list[tuple[int, int]]] = None
 
     def in_text(index: int) -> bool:
@@ -346,14 +346,6 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
             else:  # alignat, alignedat, xalignat: align's column pairs
                 new = rf"\{action}{{{'aligned' if name == 'alignedat' else ('align*' if name.endswith('*') or unnumbered else 'align')}}}"
             repl.append((start, end, new))
-        elif m.group("numbered"):
-            if unnumbered:
-                repl.append((start, end, rf"\{m.group('naction')}{{{m.group('nname')}*}}"))
-        elif m.group("lastrow"):
-            # `\\` ending the last row: TeX and KaTeX draw no row after it (math-core drew an
-            # empty one, numbered in a numbered environment).
-            if (start - len(tex[:start].rstrip("\\"))) % 2 == 0:  # not the end of a `\\\\`
-                repl.append((start, end, ""))
         elif m.group("mathop"):
             # \mathop{softmax}: letters in math are math italic, in \mathop too (TeX; KaTeX), where a
             # multi-letter <mi> would be upright
@@ -416,6 +408,13 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
             if close > 0:
                 repl.append((start, end, r"{\begin{subarray}{c}"))
                 repl.append((close, close + 1, r"\end{subarray}}"))
+    if unnumbered:
+        repl += [(m.start(), m.end(), rf"\{m.group(1)}{{{m.group(2)}*}}") for m in _NUMBERED_ENV.finditer(tex)]
+    if "\\\\" in tex and "\\end" in tex:
+        # `\\` ending the last row: TeX and KaTeX draw no row after it (math-core drew an empty
+        # one, numbered in a numbered environment); not the second half of a `\\\\`.
+        repl += [(m.start(), m.end(), "") for m in _LAST_ROW.finditer(tex)
+                 if (m.start() - len(tex[:m.start()].rstrip("\\"))) % 2 == 0]
     # Math inside text (`\text{for $x > 0$}`, as KaTeX reads it): the text closes before the
     # formula and opens again after it, with the same command.
     if "$" in tex:
@@ -1043,9 +1042,15 @@ _ITALIC_CORRECTION = {
     "\u03b6": 0.074, "\u03b7": 0.036, "\u03bd": 0.064, "\u03be": 0.046, "\u03c0": 0.036,
     "\u03c3": 0.036, "\u03c4": 0.113, "\u03c5": 0.036, "\u03c8": 0.036, "\u03c9": 0.036,
 }
-_ITALIC_LETTER = re.compile(r"<mi>([" + "".join(_ITALIC_CORRECTION) + r"])</mi>(?=<m[inorfs])")
-# the first child of a script, fraction or root, whose place is fixed
-_FIXED_PARENT = re.compile(r"<(?:msub|msup|msubsup|mover|munder|munderover|mfrac|mroot)\b[^>]*>$")
+# (not the first child of a script, fraction or root, whose place is fixed: lookbehinds after the
+# literal `<mi>`, so the scan still jumps from one `<mi>` to the next)
+_ITALIC_LETTER = re.compile(
+    r"<mi>(?<!<msub><mi>)(?<!<msup><mi>)(?<!<msubsup><mi>)(?<!<mover><mi>)(?<!<munder><mi>)"
+    r"(?<!<munderover><mi>)(?<!<mfrac><mi>)(?<!<mroot><mi>)"
+    r"(?<!\"><mi>)"  # (nor of an element with attributes: <mover accent="true">, <mfrac linethickness=…>)
+    r"([" + "".join(_ITALIC_CORRECTION) + r"])</mi>(?=<m[inorfs])"
+)
+_ITALIC_SPACE = {c: f'<mspace width="{w}em"/>' for c, w in _ITALIC_CORRECTION.items()}
 
 
 def _full_size_primes(body: str) -> str:
@@ -1067,10 +1072,7 @@ def _full_size_primes(body: str) -> str:
 
 
 def _italic_correction(m: re.Match) -> str:
-    opening = m.string.rfind("<", 0, m.start())
-    if opening >= 0 and _FIXED_PARENT.match(m.string, opening, m.start()):
-        return m.group()
-    return f'{m.group()}<mspace width="{_ITALIC_CORRECTION[m.group(1)]}em"/>'
+    return m.group() + _ITALIC_SPACE[m.group(1)]
 
 
 # Author colours, readable in both themes: the page backgrounds (theme/static/style.css), the
@@ -1137,12 +1139,12 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         body = _NAMED_ENTITY.sub(_entity, body)
     if "<mtext" in body and ("<mtext><" in body or '%"><' in body):
         body = _STYLED_TEXT.sub(_styled_text, body)
-    if "\u2032" in body or "\u2033" in body or "\u2034" in body or "\u2057" in body:
+    # (macros may write them: asked of the MathML, the common ones first)
+    if "\u2032" in body or "\u2033" in body or "'''" in tex or "prime" in tex:
         body = _full_size_primes(body)
     if "&#x2061;</mo>" in body:
         body = _APPLY_BARE.sub('<mo lspace="0.1667em">&#x2061;</mo>', body)
-    if "<mi>" in body:
-        body = _ITALIC_LETTER.sub(_italic_correction, body)
+    body = _ITALIC_LETTER.sub(_italic_correction, body)
     if "minsize=" in body:
         body = _SIZED_DELIMITER.sub(_delimiter_gap, body)
         body = _SIZED_BASE.sub(_sized_base, body)
