@@ -16,11 +16,12 @@ converter is purpose-built rather than a general Markdown engine:
   is a doctest session, a code block placeholder (the original joins its lines into a paragraph).
 
 The constructs are rules registered by name and priority, like Python-Markdown's processors, one
-module each in `read/rules/`: line rules (block structure, line by line), placeholder rules (math,
-code, images) and inline rules (links, captions, emphasis); a new construct is a new module there.
-This module is the engine that runs them: blank-line blocks, fences and environments, block
-quotes and doctests, escaping and raw HTML, numbering placeholders, cutting long keys. It is pure
-and cheap: it runs once per source file.
+module each in `read/rules/`: block rules (whole blank-line blocks: doctest sessions, block
+quotes), line rules (block structure, line by line), placeholder rules (math, code, images) and
+inline rules (links, captions, emphasis); a new construct is a new module there. This module is
+the engine that runs them: blank-line blocks and the nesting of containers, fences and
+environments, escaping and raw HTML, numbering placeholders, cutting long keys. It is pure and
+cheap: it runs once per source file.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from pathlib import PurePath
 from typing import Callable, Sequence
 
 from .markup import PLACEHOLDER_RE, placeholder
-from .rules import INLINE_RULES, LINE_RULES, Placeholder, kept_text, placeholder_rules_by_trigger
+from .rules import BLOCK_RULES, INLINE_RULES, LINE_RULES, Placeholder, kept_text, placeholder_rules_by_trigger
 from .sections import Section
 
 MAX_KEY_CHARS = 4000  # a longer section key is split into one key per top-level block
@@ -222,12 +223,12 @@ class _Item:
 class _Element:
     """One top-level element of a key: a paragraph, heading, list or block placeholder."""
 
-    kind: str  # "p" | "h1".."h6" | "ul" | "ol" | "blockquote" | "code_block" | "env"
+    kind: str  # "p" | "h1".."h6" | "ul" | "ol" | a container's tag | "code_block" | "env" | "claimed"
     text: str = ""  # raw Markdown of a paragraph or heading
     offset: int = 0  # prose offset of text
     items: tuple[_Item, ...] = ()
     placeholder: Placeholder | None = None
-    children: tuple["_Element", ...] = ()  # the blocks inside a blockquote
+    children: tuple["_Element", ...] | None = None  # the blocks inside a container (`BlocksState.nest`)
     # an element a line rule renders itself (tables, rules): given the inline converter
     # `convert(markdown, prose_offset) -> html`, its HTML (`BlockState.claim`)
     render: Callable[[Callable[[str, int], str]], str] | None = None
@@ -235,7 +236,6 @@ class _Element:
 
 _FENCE_RE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([^`\s]*)[^\n]*$", re.M)
 _BEGIN_RE = re.compile(r"^[ \t]*\\begin\{([A-Za-z*]+)\}", re.M)
-_QUOTE_RE = re.compile(r"^ {0,3}> ?")
 
 
 _CLOSER_RE = {c: re.compile(r"^[ \t]*(" + re.escape(c) + r"{3,})[ \t]*$", re.M) for c in "`~"}
@@ -357,6 +357,7 @@ def _special_blocks(prose: str, lines: _Lines) -> list[tuple[int, int, Placehold
             pos = end
 
 
+_SENTINEL_MARK = "\ue010"  # \ue010 N \ue011 stands for special block N (`_Text`)
 _SENTINEL_RE = re.compile("^\ue010(\\d+)\ue011")
 
 
@@ -496,69 +497,65 @@ class _BlockParser:
 def _elements(prose: str, lines: _Lines) -> list[_Element]:
     """Top-level elements of the prose in source order."""
     doc = _Text(prose, lines)
-    return _blocks(doc.text, 0, doc)
+    return _Level(doc.text, 0, doc, 0).parse()
 
 
-# Block quotes nested deeper than this are read as text: no page has more than two levels, and
-# each level is parsed again inside the one around it (a crafted "> > > …" exhausted the stack).
-MAX_QUOTE_NESTING = 16
+# Containers (block quotes) nested deeper than this are read as text: no page has more than two
+# levels, and each level is parsed again inside the one around it (a crafted "> > > …" exhausted
+# the stack).
+MAX_NESTING = 16
 
 
-def _blocks(text: str, offset: int, doc: _Text, depth: int = 0) -> list[_Element]:
-    out: list[_Element] = []
-    pos = 0
-    blocks = text.split("\n\n")
-    k = 0
-    while k < len(blocks):
-        block = blocks[k]
-        if _is_doctest(block):
-            # `>>> ` prompt lines (a doctest block, as reST has them: from the prompt to the
-            # blank line) are an interpreter session shown as written: no block quote of `>`
-            # markers, as the original too shows the `>>>`; lines kept, unlike its paragraph
-            lead = len(block) - len(block.lstrip("\n"))
-            at = doc.source_offset(offset + pos + lead)
-            ph = Placeholder("code_block", block.strip("\n"), lang="pycon", line=doc.lines.line(at))
-            out.append(_Element("code_block", offset=at, placeholder=ph))
-            pos += len(block) + 2
-        elif depth < MAX_QUOTE_NESTING and _is_quote(block):
-            # consecutive quoted blocks form one blockquote (a `>` line alone joins them too)
-            first = k
-            while k + 1 < len(blocks) and _is_quote(blocks[k + 1]):
+class _Level:
+    """The blank-line separated blocks of one level (the prose, or a container's inside), each
+    tried with the BLOCK_RULES (`rules.BlocksState`) and, when none takes it, read line by line."""
+
+    def __init__(self, text: str, offset: int, doc: _Text, depth: int):
+        self.doc = doc
+        self.depth = depth
+        self.can_nest = depth < MAX_NESTING
+        self.blocks = text.split("\n\n")
+        self._offsets = list(accumulate((len(b) + 2 for b in self.blocks[:-1]), initial=offset))
+        self.elements: list[_Element] = []
+
+    def parse(self) -> list[_Element]:
+        k = 0
+        while k < len(self.blocks):
+            block = self.blocks[k]
+            for rule in BLOCK_RULES:
+                taken = rule(self, k, block)
+                if taken:
+                    k += taken
+                    break
+            else:
+                # more than one blank line between blocks separates them like one (the original
+                # key rule: no leading space in the next block); the prose's own first line is kept
+                lead = len(block) - len(block.lstrip("\n")) if k > 0 and block.strip() else 0
+                if block:
+                    self.elements.extend(_BlockParser(block[lead:], self._offsets[k] + lead, self.doc).parse())
                 k += 1
-            out.append(_blockquote("\n\n".join(blocks[first:k + 1]), offset + pos, doc, depth + 1))
-            pos += sum(len(b) + 2 for b in blocks[first:k + 1])
-        else:
-            # more than one blank line between blocks separates them like one (the original key
-            # rule: no leading space in the next block); the prose's own first line is kept
-            lead = len(block) - len(block.lstrip("\n")) if k > 0 and block.strip() else 0
-            if block:
-                out.extend(_BlockParser(block[lead:], offset + pos + lead, doc).parse())
-            pos += len(block) + 2
-        k += 1
-    return out
+        return self.elements
 
+    # -- what block rules see --
 
-_DOCTEST_RE = re.compile(r"\n*>>>(?: |$)", re.M)
+    def offset(self, k: int) -> int:
+        return self._offsets[k]
 
+    def source_offset(self, offset: int) -> int:
+        return self.doc.source_offset(offset)
 
-def _is_doctest(block: str) -> bool:
-    """A block whose first line is a `>>> ` prompt (a sentinel of a fenced block inside it would
-    be shown as its marker: such a block is left to the other rules)."""
-    return block.startswith((">>>", "\n")) and bool(_DOCTEST_RE.match(block)) and "\ue010" not in block
+    def line(self, source_offset: int) -> int:
+        return self.doc.lines.line(source_offset)
 
+    def has_special(self, text: str) -> bool:
+        return _SENTINEL_MARK in text
 
-def _is_quote(block: str) -> bool:
-    if ">" not in block:  # a quoted line needs one; most blocks have none
-        return False
-    lines = [line for line in block.split("\n") if line.strip()]
-    return bool(lines) and all(_QUOTE_RE.match(line) for line in lines)
+    def add(self, kind: str, text: str = "", offset: int = 0, placeholder: Placeholder | None = None) -> None:
+        self.elements.append(_Element(kind, text, offset, placeholder=placeholder))
 
-
-def _blockquote(block: str, offset: int, doc: _Text, depth: int = 1) -> _Element:
-    """`> ` lines: the text without the markers is parsed as blocks of its own. Offsets inside
-    are approximate (marker widths are not tracked), which only affects error line numbers."""
-    inner = "\n".join(_QUOTE_RE.sub("", line) for line in block.split("\n"))
-    return _Element("blockquote", offset=offset, children=tuple(_blocks(inner, offset, doc, depth)))
+    def nest(self, tag: str, text: str, offset: int) -> None:
+        children = _Level(text, offset, self.doc, self.depth + 1).parse()
+        self.elements.append(_Element(tag, offset=offset, children=tuple(children)))
 
 
 _A_OPEN_RE = re.compile(r"<a\b[^>]*>")
@@ -582,8 +579,9 @@ def _render(element: _Element, inline: _Inline) -> str:
     if element.kind in ("ul", "ol"):
         items = "\n".join(_render_item(item, inline) for item in element.items)
         return f"<{element.kind}>{items}</{element.kind}>\n"
-    if element.kind == "blockquote":
-        return "<blockquote>\n" + "".join(_render(e, inline) for e in element.children) + "</blockquote>\n"
+    if element.children is not None:
+        inner = "".join(_render(e, inline) for e in element.children)
+        return f"<{element.kind}>\n{inner}</{element.kind}>\n"
     body = _balance_anchors(inline.convert(element.text, element.offset))
     if element.kind == "p":
         if body.strip() and not body.replace(_A_CLOSE, "").strip():

@@ -1,6 +1,6 @@
 """The rules that turn prose into keys, registered by name and priority (`read/registry.py`).
 
-Three kinds, as Python-Markdown has its processors:
+Four kinds, as Python-Markdown has its processors:
 
 * **placeholder rules** `fn(text, i) -> (Placeholder, end) | None`, tried at each character that
   is their trigger (math at `$`, code at a backtick, images at `!`): what they match leaves the
@@ -8,7 +8,10 @@ Three kinds, as Python-Markdown has its processors:
 * **inline rules** `fn(text) -> text`, applied in turn to the escaped text of a paragraph,
   heading or item (links, captions, emphasis);
 * **line rules** `fn(parser, k, line) -> bool`, tried on each line of a block until one takes it
-  (headings, list items, block placeholders); the parser's state is `BlockState`.
+  (headings, list items, block placeholders); the parser's state is `BlockState`;
+* **block rules** `fn(level, k, block) -> int`, tried on each blank-line separated block before
+  its lines are read, return how many blocks (from `k`) they took, 0 for none (doctest sessions,
+  block quotes); what they see is `BlocksState`, and a block no rule takes goes to the line rules.
 
 Each module of this package holds one construct; every module in it is loaded (there is no list to
 update), and priorities, not import order, say which rule goes first. A new rule that changes keys
@@ -63,13 +66,33 @@ class BlockState(Protocol):
     def claim(self, k: int, last: int, render: Callable[[Callable[[str, int], str]], str]) -> None: ...
 
 
+class BlocksState(Protocol):
+    """What a block rule sees: the blank-line separated blocks of one level of the prose (the
+    whole prose, or the inside of a container such as a block quote). Fenced code blocks and
+    environments are already one sentinel line each, so no block cuts through one."""
+
+    blocks: list[str]  # this level's blocks, as `text.split("\n\n")` gives them
+    can_nest: bool  # a container may open here (nesting is bounded: each level is parsed again)
+
+    def offset(self, k: int) -> int: ...  # where block k starts, in the text with sentinels
+    def source_offset(self, offset: int) -> int: ...  # that offset in the prose itself
+    def line(self, source_offset: int) -> int: ...  # the source line of a prose offset
+    def has_special(self, text: str) -> bool: ...  # text holds a fenced block or environment
+    def add(self, kind: str, text: str = "", offset: int = 0, placeholder: Placeholder | None = None) -> None: ...
+    # `text` (Markdown without the container's markers) parsed as blocks of its own, one level
+    # deeper, written `<tag>\n…</tag>\n`
+    def nest(self, tag: str, text: str, offset: int) -> None: ...
+
+
 PlaceholderRule = Callable[[str, int], "tuple[Placeholder, int] | None"]
 InlineRule = Callable[[str], str]
 LineRule = Callable[[BlockState, int, str], bool]
+BlockRule = Callable[[BlocksState, int, str], int]
 
 PLACEHOLDER_RULES: Registry[PlaceholderRule] = Registry()
 INLINE_RULES: Registry[InlineRule] = Registry()
 LINE_RULES: Registry[LineRule] = Registry()
+BLOCK_RULES: Registry[BlockRule] = Registry()
 _TRIGGERS: dict[str, str] = {}  # placeholder rule name → the character it is tried at
 
 
@@ -91,6 +114,13 @@ def inline_rule(name: str, priority: float):
 def line_rule(name: str, priority: float):
     def register(fn: LineRule) -> LineRule:
         LINE_RULES.register(fn, name, priority)
+        return fn
+    return register
+
+
+def block_rule(name: str, priority: float):
+    def register(fn: BlockRule) -> BlockRule:
+        BLOCK_RULES.register(fn, name, priority)
         return fn
     return register
 
