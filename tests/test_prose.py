@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labml_site.read import prose
-from labml_site.read.rules import emphasis, links
+from labml_site.read.rules import blockquotes, emphasis, links
 from labml_site.read.prose import (MAX_KEY_CHARS, PLACEHOLDER_RE, Placeholder, fill, page_title,
                               placeholder, section_blocks)
 from labml_site.read.sections import Section, parse_markdown, parse_python
@@ -294,7 +294,7 @@ _NEEDS = [
     (prose._PH_MARK_RE, [prose._PH_MARK]),
     (prose._FENCE_RE, ["```", "~~~"]),
     (prose._BEGIN_RE, ["\\begin{"]),
-    (prose._QUOTE_RE, [">"]),
+    (blockquotes._QUOTE_RE, [">"]),
     (prose._A_OPEN_RE, ["<a"]),
 ]
 _PIECES = ["*", "**", "_", "__", "[", "]", "(", ")", "<", ">", "\\", "`", "```", "~~~", "$", "!",

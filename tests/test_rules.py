@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from labml_site.read import rules
+from labml_site.read import prose
 from labml_site.read.prose import section_blocks
 from labml_site.read.registry import Registry
 from labml_site.read.sections import Section
@@ -39,6 +40,7 @@ def test_registry_iterates_by_priority_and_names_replace():
 
 
 def test_the_rules_of_the_format_and_their_order():
+    assert rules.BLOCK_RULES.names() == ["doctest", "blockquote"]
     assert rules.LINE_RULES.names() == ["block_placeholder", "heading", "thematic_break", "table", "param", "returns", "list_item"]
     assert rules.INLINE_RULES.names() == ["links", "captions", "emphasis", "link_targets"]
     assert rules.PLACEHOLDER_RULES.names() == ["code_span", "display_math", "inline_math", "image"]
@@ -88,3 +90,119 @@ def test_a_placeholder_rule_takes_text_out_of_the_key():
     finally:
         rules.PLACEHOLDER_RULES.deregister("paren_math")
     assert "_^_" not in key("Scores \\(QK^T\\) here.")
+
+
+def test_a_new_block_rule_is_one_file_in_the_rules_package(tmp_path, monkeypatch):
+    """A block rule dropped into the package takes whole blocks; what it nests is read by all the
+    other rules (emphasis, lists, quotes) and the blocks it does not take are left alone."""
+    (tmp_path / "admonitions.py").write_text(textwrap.dedent('''
+        """`!!! note` and the indented lines under it are an aside, as Python-Markdown's
+        admonition extension has it."""
+        from labml_site.read.rules import block_rule
+
+
+        @block_rule("admonition", 95)
+        def _admonition(b, k, block):
+            if not block.startswith("!!! "):
+                return 0
+            last = k
+            while last + 1 < len(b.blocks) and b.blocks[last + 1].startswith("    "):
+                last += 1
+            body = "\\n\\n".join(b.blocks[k:last + 1]).split("\\n", 1)[1:]
+            inner = "\\n".join(line[4:] for line in "".join(body).split("\\n"))
+            b.nest("aside", inner, b.offset(k))
+            return last - k + 1
+    '''), encoding="utf-8")
+    text = "!!! note\n    Read *this*.\n\n    * one\n    * two\n\n    > quoted\n\nAfter."
+    before = key(text)
+    monkeypatch.setattr(rules, "__path__", [*rules.__path__, str(tmp_path)])
+    try:
+        rules._load_rules()
+        assert rules.BLOCK_RULES.names() == ["doctest", "admonition", "blockquote"]
+        assert key(text) == ("<aside>\n<p>Read <em>this</em>.</p>\n<ul><li>one </li>\n<li>two</li></ul>\n"
+                             "<blockquote>\n<p>quoted</p>\n</blockquote>\n</aside>\n<p>After.</p>\n")
+    finally:
+        rules.BLOCK_RULES.deregister("admonition")
+        sys.modules.pop(f"{rules.__name__}.admonitions", None)
+    assert key(text) == before and "<aside>" not in before
+
+
+def test_nesting_is_bounded_for_every_container():
+    """The engine, not each rule, bounds how deep containers go: past it, `>` is text."""
+    deep = "> " * (prose.MAX_NESTING + 4) + "x"
+    got = key(deep)
+    assert got.count("<blockquote>") == prose.MAX_NESTING
+    assert "&gt; &gt; &gt; &gt; x" in got
+
+
+DOCTEST_PAGE = """# Sessions
+
+A paragraph with `code` and $x$.
+
+>>> import torch
+>>> torch.zeros(2)
+tensor([0., 0.])
+
+> A quote
+> > nested
+
+```python
+y = 2
+```
+
+>>> x = 1
+
+* an item
+* another"""
+
+
+def _per_element(text: str, monkeypatch) -> list[str]:
+    monkeypatch.setattr(prose, "MAX_KEY_CHARS", 0)  # one key per top-level element
+    return [b.key + repr(b.placeholders) for b in section_blocks(section(text))]
+
+
+def test_disabling_the_doctest_rule_changes_only_doctest_blocks(monkeypatch):
+    with_rule = _per_element(DOCTEST_PAGE, monkeypatch)
+    doctests = [i for i, k in enumerate(with_rule) if "lang='pycon'" in k]
+    assert len(doctests) == 2
+    fn, priority = rules.BLOCK_RULES["doctest"], rules.BLOCK_RULES.priority("doctest")
+    rules.BLOCK_RULES.deregister("doctest")
+    try:
+        without = _per_element(DOCTEST_PAGE, monkeypatch)
+    finally:
+        rules.BLOCK_RULES.register(fn, "doctest", priority)
+    assert not any("pycon" in k for k in without)
+    # each session is one element either way (a quote or a paragraph now); nothing else moves
+    assert len(without) == len(with_rule)
+    assert [k for i, k in enumerate(without) if i not in doctests] == \
+        [k for i, k in enumerate(with_rule) if i not in doctests]
+    assert all(without[i] != with_rule[i] for i in doctests)
+    assert "tensor([0., 0.])" in without[doctests[0]] and "<blockquote>" in without[doctests[1]]
+    assert _per_element(DOCTEST_PAGE, monkeypatch) == with_rule
+
+
+def test_disabling_the_doctest_rule_leaves_the_tutorial_keys_without_sessions():
+    """On the shipped tutorial, only keys that hold a session could change."""
+    from pathlib import Path
+
+    from labml_site.read.sections import parse_source
+
+    root = Path(__file__).resolve().parent.parent / "source"
+    files = sorted(root.rglob("*.py"))
+    assert files
+
+    def keys() -> list[str]:
+        return [b.key + repr(b.placeholders) for f in files for s in parse_source(f.read_text(encoding="utf-8"), str(f)).sections
+                for b in section_blocks(s)]
+
+    with_rule = keys()
+    fn, priority = rules.BLOCK_RULES["doctest"], rules.BLOCK_RULES.priority("doctest")
+    rules.BLOCK_RULES.deregister("doctest")
+    try:
+        without = keys()
+    finally:
+        rules.BLOCK_RULES.register(fn, "doctest", priority)
+    sessions = {i for i, k in enumerate(with_rule) if "lang='pycon'" in k}
+    assert len(without) == len(with_rule)
+    assert [k for i, k in enumerate(without) if i not in sessions] == \
+        [k for i, k in enumerate(with_rule) if i not in sessions]
