@@ -515,16 +515,20 @@ class _Level:
         self.depth = depth
         self.can_nest = depth < MAX_NESTING
         self.blocks = text.split("\n\n")
-        self._offsets = list(accumulate((len(b) + 2 for b in self.blocks[:-1]), initial=offset))
+        self._start = offset
+        self._offsets: list[int] | None = None  # made when a rule asks (most blocks take none)
         self.elements: list[_Element] = []
 
     def parse(self) -> list[_Element]:
-        k = 0
-        while k < len(self.blocks):
-            block = self.blocks[k]
-            for rule in BLOCK_RULES:
+        rules = tuple(BLOCK_RULES)
+        blocks = self.blocks
+        k, pos = 0, self._start
+        while k < len(blocks):
+            block = blocks[k]
+            for rule in rules:
                 taken = rule(self, k, block)
                 if taken:
+                    pos += sum(len(b) + 2 for b in blocks[k:k + taken])
                     k += taken
                     break
             else:
@@ -532,13 +536,16 @@ class _Level:
                 # key rule: no leading space in the next block); the prose's own first line is kept
                 lead = len(block) - len(block.lstrip("\n")) if k > 0 and block.strip() else 0
                 if block:
-                    self.elements.extend(_BlockParser(block[lead:], self._offsets[k] + lead, self.doc).parse())
+                    self.elements.extend(_BlockParser(block[lead:], pos + lead, self.doc).parse())
+                pos += len(block) + 2
                 k += 1
         return self.elements
 
     # -- what block rules see --
 
     def offset(self, k: int) -> int:
+        if self._offsets is None:
+            self._offsets = list(accumulate((len(b) + 2 for b in self.blocks[:-1]), initial=self._start))
         return self._offsets[k]
 
     def source_offset(self, offset: int) -> int:

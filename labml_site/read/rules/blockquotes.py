@@ -22,7 +22,7 @@ def _is_quote(block: str) -> bool:
 @block_rule("blockquote", 90)
 def _blockquote(b: BlocksState, k: int, block: str) -> int:
     # nested deeper than the engine allows, a quote is read as text (`BlocksState.can_nest`)
-    if not b.can_nest or not _is_quote(block):
+    if ">" not in block or not b.can_nest or not _is_quote(block):  # most blocks have no `>`
         return 0
     last = k
     while last + 1 < len(b.blocks) and _is_quote(b.blocks[last + 1]):

@@ -14,14 +14,14 @@ _DOCTEST_RE = re.compile(r"\n*>>>(?: |$)", re.M)
 def _is_doctest(block: str) -> bool:
     """The block's first non-blank line is a `>>>` prompt (leading newlines are those of extra
     blank lines before it)."""
-    return block.startswith((">>>", "\n")) and bool(_DOCTEST_RE.match(block))
+    return bool(_DOCTEST_RE.match(block))
 
 
 @block_rule("doctest", 100)  # before block quotes: `>>> ` lines would read as three levels of them
 def _doctest(b: BlocksState, k: int, block: str) -> int:
-    # a sentinel of a fenced block inside would be shown as its marker: such a block is left to
-    # the other rules
-    if not _is_doctest(block) or b.has_special(block):
+    # (the first test skips most blocks without a call.) A sentinel of a fenced block inside
+    # would be shown as its marker: such a block is left to the other rules
+    if not block.startswith((">>>", "\n")) or not _is_doctest(block) or b.has_special(block):
         return 0
     lead = len(block) - len(block.lstrip("\n"))
     at = b.source_offset(b.offset(k) + lead)
