@@ -204,7 +204,7 @@ _REWRITE_TRIGGERS = (
     "\\% ", "\\& ", "\\# ", "\\$ ", "\\_ ",
 )
 # Marker colours for constructs math-core lacks, replaced in _finish (see _unmark).
-_MARKER_PREFIX = "01F00"
+_MARKER_PREFIX = "01F0"
 _MARKERS = {"smash": "01F00A", "rlap": "01F00B", "llap": "01F00C", "clap": "01F00D", "box": "01F00E", "ref": "01F00F", "small": "01F009"}
 # xcolor's names as math-core resolves them, for \colorbox (which _rewrite resolves itself).
 _MATH_CORE_HEX = {
@@ -219,7 +219,15 @@ _MARKED = {
     "01F00C": ('<mpadded width="0"><mrow class="tex-llap">', "</mrow></mpadded>"),
     "01F00D": ('<mpadded width="0"><mrow class="tex-clap">', "</mrow></mpadded>"),
 }
-_MARKER_START = re.compile(r'<mrow style="color:#(01F00[9A-F]);">')
+# \tiny … \Huge in math: LaTeX's sizes for 10pt text, as KaTeX has them (ems of the text size).
+_SIZES = {"tiny": 0.5, "scriptsize": 0.7, "footnotesize": 0.8, "small": 0.9, "normalsize": 1.0,
+          "large": 1.2, "Large": 1.44, "LARGE": 1.728, "huge": 2.074, "Huge": 2.488}
+_SIZE_MARKERS = {name: f"01F01{i}" for i, name in enumerate(_SIZES)}
+_MARKED.update({marker: (f'<mstyle scriptlevel="0"><mrow style="font-size:{_SIZES[name]:g}em;">', "</mrow></mstyle>")
+                for name, marker in _SIZE_MARKERS.items()})
+_MARKER_START = re.compile(r'<mrow style="color:#(01F00[9A-F]|01F01[0-9]);">')
+_MATRIX_FENCES = {"matrix": ("", ""), "pmatrix": ("(", ")"), "bmatrix": ("[", "]"), "Bmatrix": (r"\{", r"\}"),
+                  "vmatrix": ("|", "|"), "Vmatrix": (r"\|", r"\|")}
 _EQUATION_ID = re.compile(r' id="([^"]*)"')
 _REFERENCE_NUMBER = re.compile(r'(<a href="[^"]*">)\((.*?)\)(</a>)')
 _BOX_COLOURS = re.compile(r'^(<mrow>)?((?:<mrow style="color:#[0-9A-F]{6};"><mrow></mrow></mrow>){1,2})')
@@ -289,6 +297,60 @@ def _brace_groups(tex: str, open_index: int, count: int) -> Optional[list[tuple[
     return groups
 
 
+def _group_end(tex: str, pos: int) -> int:
+    """Where the group around `pos` ends (its closing brace, a cell's `&`, a row's `\\\\`, an
+    `\\end`, `\\right`, `\\middle`, or the formula's end): how far a size command reaches."""
+    depth = 0
+    i = pos
+    while i < len(tex):
+        c = tex[i]
+        if c == "\\":
+            if depth == 0 and (tex.startswith("\\\\", i) or re.match(r"\\(?:end|right|middle|tag|label)(?![A-Za-z])", tex[i:])):
+                return i
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif c == "&" and depth == 0:
+            return i
+        i += 1
+    return len(tex)
+
+
+def _starred_matrix(tex: str, m: "re.Match[str]", name: str, action: str) -> str:
+    """`pmatrix*[r]`: an array with that alignment in every column, in the matrix's fences (what
+    mathtools draws); without an alignment, the plain matrix (its columns are centred)."""
+    base = name[:-1]
+    align = m.group()[-2] if m.group().endswith("]") else ""
+    left, right = _MATRIX_FENCES[base]
+    if action == "begin":
+        close = tex.find(rf"\end{{{name}}}", m.end())
+        body = tex[m.end() : close] if close > 0 else ""
+        if not align or "\\begin" in body:
+            return rf"\begin{{{base}}}"
+        depth, columns, most = 0, 1, 1
+        for j, c in enumerate(body):
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+            elif c == "&" and depth == 0 and (j == 0 or body[j - 1] != "\\"):
+                columns += 1
+                most = max(most, columns)
+            elif c == "\\" and body.startswith("\\\\", j) and depth == 0:
+                columns = 1
+        return (rf"\left{left} " if left else "") + rf"\begin{{array}}{{{align * most}}}"
+    start = tex.rfind(rf"\begin{{{name}}}", 0, m.start())
+    opening = _REWRITE.match(tex, start) if start >= 0 else None
+    if not opening or not opening.group().endswith("]") or "\\begin" in tex[opening.end() : m.start()]:
+        return rf"\end{{{base}}}"
+    return r"\end{array}" + (rf" \right{right}" if right else "")
+
+
 def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
     """The TeX math-core gets, and the edits made: (start in the result, length there, length in
     the author's TeX), in order, so `_source_offset` can map an error's offset back.
@@ -311,12 +373,18 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
     for m in matches:
         start, end = m.start(), m.end()
         if m.group("size"):
-            # KaTeX sizes math too; math-core only text. In math the size is dropped (the formula
-            # keeps its size); inside \text{…} math-core applies it.
+            # KaTeX sizes math too (\large: 1.2 × the text size, in a script as well); math-core
+            # only text. In math the rest of the group is a marker row _unmark sizes; inside
+            # \text{…} math-core applies it.
             if not in_text(start):
                 while end < len(tex) and tex[end] == " ":
                     end += 1
-                repl.append((start, end, ""))
+                stop = _group_end(tex, end)
+                if _MARKER_PREFIX in tex.upper():
+                    repl.append((start, end, ""))
+                else:
+                    repl.append((start, end, rf"\textcolorhtml{{{_SIZE_MARKERS[m.group('size')]}}}{{"))
+                    repl.append((stop, stop, "}"))
         elif m.group("color"):
             value = m.group("cval")
             hex_ = _colour_hex(value)
@@ -342,7 +410,7 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
                     continue
                 new = rf"\textcolorhtml{{{_MARKERS['small']}}}{{\begin{{matrix}}" if action == "begin" else r"\end{matrix}}"
             elif name.endswith("matrix*"):
-                new = rf"\{action}{{{name[:-1]}}}"  # the column alignment ([r]) is not kept
+                new = _starred_matrix(tex, m, name, action)
             else:  # alignat, alignedat, xalignat: align's column pairs
                 new = rf"\{action}{{{'aligned' if name == 'alignedat' else ('align*' if name.endswith('*') or unnumbered else 'align')}}}"
             repl.append((start, end, new))
@@ -1152,7 +1220,7 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         body = _merge_letters(body)
     if "<mrow><mo>" in body and _LEFT_RIGHT.search(body):
         body = _small_fences(body)
-    if "color:#01F00" in body:
+    if "color:#" + _MARKER_PREFIX in body:
         body = _unmark(body)
     if '<mrow style="color:#' in body:
         body = _AUTHOR_COLOUR.sub(_themed_colour, body)
