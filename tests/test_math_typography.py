@@ -33,7 +33,7 @@ CASES = [
     ("limits-inline", r"\sum_{i=1}^{n} x_i, \lim_{n \to \infty} a_n, \max_{\theta} f, \arg\min_{w} L", False, "inline: limits at the side"),
     ("norms", r"\lVert x \rVert_2 + \left\lVert \frac{W}{2} \right\rVert_F + \| v \|", True, "left and right bars the same size"),
     ("sized", r"\bigg( \frac{a}{b} \bigg)^2 + \Big\Vert x \Big\Vert_2 + \Bigg[ \sum_i y_i \Bigg]_{i}^{n}", True, "sized delimiters keep their size with a script"),
-    ("names", r"\mathop{softmax}(x) + \operatorname{relu}(z) + \sin x + \mathop{\mathbb{E}}_{x \sim p} [x]", True, "names upright; \\mathop limits under in display"),
+    ("names", r"\mathop{softmax}(x) + \operatorname{relu}(z) + \sin x + \mathop{\mathbb{E}}_{x \sim p} [x]", True, "\\mathop{name} in math italic, as TeX; \\operatorname upright; \\mathop limits under in display"),
     ("subscripts", r"d_{model} + W^{out}_{h} + x_{ij}", False, "multi-letter subscripts one italic name"),
     ("sqrt-sum", r"\sqrt{\sum_{i=1}^{n} x_i^2} = \frac{1}{\sqrt{d_k}}", True, "a display \\sum inside \\sqrt keeps its limits under"),
     ("text", r"\text{if } x > 0 \text{ and } \textbf{else} \text{ E\small{NCODER}}", False, "text upright, small caps by \\small"),
@@ -162,6 +162,17 @@ def test_a_size_command_reaches_to_the_end_of_its_group_only() -> None:
     assert [mi.text for mi in style.iter(NS + "mi")] == ["b"]  # b, not c
     cells = _tree(tex_to_mathml(r"\begin{matrix} \small a & b \\ c & d \end{matrix}", True))
     assert [[mi.text for mi in s.iter(NS + "mi")] for s in cells.iter(NS + "mstyle")] == [["a"]]
+
+
+def test_fences_round_a_fraction_give_back_the_width_chromium_adds() -> None:
+    # \left( \frac{a}{b} \right) in display: the 1.79em variant (0.597em wide) in a 0.875em box
+    mos = [mo for mo in _mos(_markup()["fences-tall"]) if mo.text in "()"]
+    assert [mo.get("style") for mo in mos] == ["margin-left:-0.139em;margin-right:-0.139em;"] * 2
+    assert mos[0].get("lspace") == "0.1667em" and mos[1].get("rspace") == "0.1667em"  # Ord–Inner kept
+    sum_ = [mo for mo in _mos(_markup()["fences-tall"]) if mo.text in "[]"]
+    assert [mo.get("style") for mo in sum_] == [None, None]  # round a \sum: its height is not known here
+    short = _mos(tex_to_mathml(r"x \left( a \right) y", False))
+    assert [mo.get("stretchy") for mo in short if mo.text in "()"] == ["false", "false"]  # after an Ord too
 
 
 def test_starred_matrices_keep_their_column_alignment() -> None:

@@ -9,13 +9,15 @@ CPU-second). This module is the contract around it:
   offsets kept so errors still point into the author's TeX (`_rewrite`): CSS colour names and
   ``#rrggbb``, ``\\pmb``, ``\\\\{…\\\\}`` read from a non-raw docstring, ``\\`` + newline,
   ``alignat``, ``split``, ``smallmatrix``, ``matrix*``, ``\\substack``, math inside ``\\text``,
-  sizes in math, ``\\tag`` in a plain display formula, upright ``\\mathop{name}``; other KaTeX
+  sizes in math (a marker row sized like KaTeX's), ``\\tag`` in a plain display formula,
+  ``\\mathop{name}`` in math italic (as TeX; math-core's multi-letter <mi> is upright); other KaTeX
   commands it lacks are macros (`_COMPAT_MACROS`), and a few (``\\smash``, the laps,
   ``\\colorbox``, ``\\ref``) go through in a marker colour that `_unmark` turns into what they
   draw;
 * after (`_finish`): the MathML is wrapped as ``<math xmlns display><semantics>…<annotation>TeX``;
   entities become numeric references; Chromium's quirks are worked around (a sized delimiter as
-  the base of a script, ``\\left(`` round short content, ``\\vec``, a numbered equation's width);
+  the base of a script, ``\\left(`` round short content or a fraction, ``\\vec``, a numbered
+  equation's width);
   ``d_{model}`` becomes one identifier and ``\\mathop`` takes limits in display; then the result
   passes the allow-list of elements, attributes, styles, classes, ids and links;
 * errors are `MathError` with the 1-based line and column in the formula.
@@ -1025,11 +1027,34 @@ def _unmark(body: str) -> str:
 # stretchy vertical operator the width of its widest size variant or assembly part, whatever its
 # height (MathML Core's rule; 0.875em for Latin Modern's parentheses), so "( x )" gaps where TeX
 # sets "(x)". At that height TeX uses the normal glyph, which stretchy="false" draws.
-_LEFT_RIGHT = re.compile(r"<mrow><mo>([(\[{|/\\\u2016\u27e8\u27e6\u27ee\u230a\u2308\u2063\u2191\u2193\u2195\u21d1\u21d3\u21d5\u23b0\u231c\u231e])</mo>")
+_LEFT_RIGHT = re.compile(r"<mrow><mo(?P<attr> lspace=\"[^\"]*\")?>(?P<d>[(\[{|/\\\u2016\u27e8\u27e6\u27ee\u230a\u2308\u2063\u2191\u2193\u2195\u21d1\u21d3\u21d5\u23b0\u231c\u231e])</mo>")
 _TALL = re.compile(r"<(?:mfrac|msqrt|mroot|mtable|munder|mover|munderover|mpadded|menclose|mstyle)[ >]|minsize=|[\u220f-\u2211\u222b-\u2233\u22c0-\u22c3\u2a00-\u2a0c]|displaystyle")
 
 
-def _small_fences(body: str) -> str:
+# \left( \frac{a}{b} \right): round one fraction of plain rows the stretched glyph is the
+# variant for that height (Latin Modern's 1.79em one round a display fraction, as KaTeX picks),
+# inside the box of the widest variant Chromium gives it; the margins take the rest back, as for
+# \big( (`_delimiter_with_margins`).
+_FRACTION_ONLY = re.compile(r"(?:<mrow>|</mrow>|<mi>[^<]*</mi>|<mn>[^<]*</mn>|<mo>[^<(\[{]*</mo>|<mfrac>|</mfrac>)*")
+_FRACTION_FENCE_EM = {True: 1.79, False: 1.2}
+
+
+def _tall_fences(m: "re.Match[str]", inner: str, display: bool) -> Optional[str]:
+    close = inner.rfind("<mo")
+    middle = inner[:close]
+    last = re.fullmatch(r'<mo((?: rspace="[^"]*")?)>([^<])</mo>', inner[close:])
+    if close < 0 or inner.count("<mfrac>") != 1 or not last or not _FRACTION_ONLY.fullmatch(middle):
+        return None
+    size = _FRACTION_FENCE_EM[display]
+    styles = [re.search(r' style="[^"]*"', _delimiter_with_margins(f'<mo minsize="{size}em">{d}</mo>'))
+              for d in (m.group("d"), last.group(2))]
+    if None in styles:
+        return None
+    return (f'<mrow><mo{m.group("attr") or ""}{styles[0].group()}>{m.group("d")}</mo>{middle}'
+            f'<mo{last.group(1)}{styles[1].group()}>{last.group(2)}</mo></mrow>')
+
+
+def _small_fences(body: str, display: bool = False) -> str:
     out: list[str] = []
     pos = 0
     for m in _LEFT_RIGHT.finditer(body):
@@ -1037,13 +1062,20 @@ def _small_fences(body: str) -> str:
             continue
         end = _closing_tag(body, m.start(), "mrow")
         inner = body[m.end() : end]
-        if end < 0 or not inner.endswith("</mo>") or _TALL.search(inner):
+        if end < 0 or not inner.endswith("</mo>"):
+            continue
+        if _TALL.search(inner):
+            tall = _tall_fences(m, inner, display) if "<mfrac>" in inner else None
+            if tall is not None:
+                out.append(body[pos : m.start()])
+                out.append(tall)
+                pos = end + len("</mrow>")
             continue
         close = inner.rfind("<mo")
         if close < 0 or _LEFT_RIGHT.search(inner) or "stretchy=" in inner[close : inner.find(">", close)]:
             continue  # a nested \left … \right: leave both
         out.append(body[pos : m.start()])
-        out.append(f'<mrow><mo stretchy="false">{m.group(1)}</mo>{inner[:close]}<mo stretchy="false"{inner[close + 3:]}')
+        out.append(f'<mrow><mo{m.group("attr") or ""} stretchy="false">{m.group("d")}</mo>{inner[:close]}<mo stretchy="false"{inner[close + 3:]}')
         pos = end
     if not out:
         return body
@@ -1218,8 +1250,8 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         body = _SIZED_BASE.sub(_sized_base, body)
     if "<mrow><mi>" in body and "</mi></mrow></ms" in body:
         body = _merge_letters(body)
-    if "<mrow><mo>" in body and _LEFT_RIGHT.search(body):
-        body = _small_fences(body)
+    if "<mrow><mo" in body and _LEFT_RIGHT.search(body):
+        body = _small_fences(body, display)
     if "color:#" + _MARKER_PREFIX in body:
         body = _unmark(body)
     if '<mrow style="color:#' in body:
