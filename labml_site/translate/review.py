@@ -142,23 +142,27 @@ def summary(changes: list[ChangedFile]) -> Summary:
 # ---------------------------------------------------------------------------------------------
 # The character-level diff
 
-# SequenceMatcher is quadratic at worst: characters up to this many, then words, then lines.
-_CHARS, _WORDS = 6_000, 40_000
+# SequenceMatcher is quadratic at worst (its time grows with the product of the two lengths):
+# past this product, characters give way to words, then lines, then one replacement.
+_BUDGET = 1_000_000
 _WORD = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
 
 
 def char_diff(old: str, new: str) -> list[tuple[str, str]]:
-    """`old` → `new` as runs of ("=", kept), ("-", deleted), ("+", inserted) text, by character
-    (long values by word, then by line, so a 1 MB value never stalls the report)."""
-    if len(old) + len(new) <= _CHARS:
-        a, b = list(old), list(new)
-    else:
-        a, b = _WORD.findall(old), _WORD.findall(new)
-        if len(a) + len(b) > _WORDS:
-            a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    """`old` → `new` as runs of ("=", kept), ("-", deleted), ("+", inserted) text, by character.
+    The common start and end are taken off first (one pass); a long middle is diffed by word,
+    then by line, or shown replaced whole, so that no value stalls the report."""
+    head = 0
+    limit = min(len(old), len(new))
+    while head < limit and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    a, b = old[head:len(old) - tail], new[head:len(new) - tail]
     out: list[tuple[str, str]] = []
 
-    def add(op: str, parts: list[str]) -> None:
+    def add(op: str, parts) -> None:
         text = "".join(parts)
         if not text:
             return
@@ -167,12 +171,22 @@ def char_diff(old: str, new: str) -> list[tuple[str, str]]:
         else:
             out.append((op, text))
 
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            add("=", a[i1:i2])
-        else:
-            add("-", a[i1:i2])
-            add("+", b[j1:j2])
+    add("=", old[:head])
+    for split in (list, _WORD.findall, lambda t: t.splitlines(keepends=True), None):
+        if split is None:  # too long even by line: one replacement
+            add("-", a)
+            add("+", b)
+            break
+        x, y = split(a), split(b)
+        if len(x) * len(y) <= _BUDGET:
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, x, y, autojunk=False).get_opcodes():
+                if tag == "equal":
+                    add("=", x[i1:i2])
+                else:
+                    add("-", x[i1:i2])
+                    add("+", y[j1:j2])
+            break
+    add("=", old[len(old) - tail:])
     return out
 
 
@@ -315,7 +329,7 @@ _SCRIPT = r"""
     });
     document.querySelectorAll("h2.file").forEach(function (h) {
       var any = entries.some(function (e) { return !e.hidden && e.dataset.file === h.dataset.file; });
-      h.hidden = !any && (errorsOnly || page || lang || d) !== "" && !!(errorsOnly || page || lang || d);
+      h.hidden = !any && !!(errorsOnly || page || lang || d);
     });
     $("f-count").textContent = shown + " of " + entries.length + " entries shown";
   }
@@ -415,7 +429,8 @@ def report_html(changes: list[ChangedFile], base: str) -> str:
             '<div id="decisions"><strong id="d-count"></strong> · <button type="button" id="d-save">Save '
             "review-decisions.json</button> then run <code>labml-site review --apply review-decisions.json</code>"
             " (it records them in the review files, which <code>review</code> and <code>stats</code> read)"
-            '<textarea id="d-json" readonly aria-label="the decisions, as JSON"></textarea></div>'
+            '<details><summary>the decisions, as JSON</summary>'
+            '<textarea id="d-json" readonly aria-label="the decisions, as JSON"></textarea></details></div>'
         )
     for i, c in enumerate(changes):
         parts.append(f'<h2 class="file" id="f{i}" data-file="{i}"><code>{html.escape(c.local)}</code> · {html.escape(c.lang)}</h2>')
