@@ -195,6 +195,11 @@ def test_the_reports_filters_and_buttons_make_a_decisions_file_that_applies(repo
         page.click("#d-save")
     saved = repo / "review-decisions.json"
     download.value.save_as(saved)
+    import jsonschema
+    from conftest import ROOT
+
+    schema = json.loads((ROOT / "labml_site/schemas/decisions.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(json.loads(saved.read_text(encoding="utf-8")))
     assert not errors and not blocked, (errors, blocked)  # the report's own script runs under its CSP
     page.close()
     assert main(["review", "--apply", str(saved), "--reviewer", "Ada", *_inputs(repo)]) == 0
