@@ -72,7 +72,7 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_wheel_holds_the_whole_theme_and_every_catalog(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for folder in ("theme", "locales"):
+    for folder in ("theme", "locales", "schemas"):
         files = [p for p in (ROOT / "labml_site" / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts]
         assert files
         missing = [str(p.relative_to(ROOT)) for p in files if p.relative_to(ROOT).as_posix() not in names]
