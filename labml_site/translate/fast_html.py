@@ -21,15 +21,14 @@ import html as _html
 import re
 from dataclasses import dataclass, field
 
-from ..read.markup import canonical_placeholders, unit_kind
+from ..read.markup import HEADING_TAGS, INLINE_TAGS, LIST_TAGS, canonical_placeholders, unit_kind
 
 # Elements whose content is only phrasing (text and the inline elements below).
-_PHRASING_BLOCKS = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6"})
+_PHRASING_BLOCKS = HEADING_TAGS | {"p"}
 # Elements that hold blocks or phrasing.
 _FLOW = frozenset({"div", "blockquote", "li"})
-_LISTS = frozenset({"ul", "ol"})  # only `<li>` children (and whitespace)
-_INLINE = frozenset({"a", "em", "strong", "code", "sub", "sup", "del", "ins", "span", "small",
-                     "b", "i", "s", "u", "kbd", "var", "mark", "q", "abbr", "cite"})
+_LISTS = LIST_TAGS  # only `<li>` children (and whitespace)
+_INLINE = INLINE_TAGS | {"ins", "b", "i", "s", "u", "kbd", "var", "mark", "q", "abbr", "cite"}
 _VOID_INLINE = frozenset({"br", "img"})
 _VOID_BLOCK = frozenset({"hr"})
 _KNOWN = _PHRASING_BLOCKS | _FLOW | _LISTS | _INLINE | _VOID_INLINE | _VOID_BLOCK
