@@ -50,6 +50,7 @@ from ..render.localize import LocalPage
 from ..render.redirect import redirect_html
 from ..render.math_text import mathml_text, plain_with_math
 from ..render.text import local_page
+from . import cache_size
 from .cache import BuildStats
 from .engine import Engine
 from .outputs import MARKER, MARKER_TEXT, claim, new_site_folder, swap_in, update_in_place, write_outputs
@@ -845,13 +846,14 @@ def build(config: BuildConfig) -> BuildResult:
     glossary.forget_paths()  # (a glossary added since the last build of this process is found)
     check_out(config)  # never an output folder that holds the inputs or lies among them,
     out = claim(Path(config.out))  # nor one this builder did not write
-    engine = Engine.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
-    with _fewer_collections():
-        try:
-            return _build(config, engine, started)
-        except BaseException:
-            engine.save_summaries(prune=False)  # what was computed before the failure stays findable
-            raise
+    with cache_size.in_use(out, enabled=config.cache):  # (held against eviction; then the cap kept)
+        engine = Engine.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
+        with _fewer_collections():
+            try:
+                return _build(config, engine, started)
+            except BaseException:
+                engine.save_summaries(prune=False)  # what was computed before the failure stays findable
+                raise
 
 
 def _build(config: BuildConfig, engine: Engine, started: float) -> BuildResult:
