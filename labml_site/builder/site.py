@@ -70,7 +70,7 @@ from .prepare import (
     record_links,
 )
 from ..render.theme import Theme
-from ..translate import glossary
+from ..translate import glossary, verdict
 from ..read.structure import ORIGINALS_FOLDER, Folder, SiteFiles, SourceFile, breadcrumbs, discover, lang_prefix, reading_order, relative_url, url_under
 
 
@@ -846,7 +846,7 @@ def build(config: BuildConfig) -> BuildResult:
     glossary.forget_paths()  # (a glossary added since the last build of this process is found)
     check_out(config)  # never an output folder that holds the inputs or lies among them,
     out = claim(Path(config.out))  # nor one this builder did not write
-    with cache_size.in_use(out, enabled=config.cache):  # (held against eviction; then the cap kept)
+    with cache_size.in_use(out, enabled=config.cache), verdict.remembering():  # (held against eviction; each value judged once)
         engine = Engine.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
         with _fewer_collections():
             try:
