@@ -16,6 +16,7 @@ not a format difference); the second share leaves stale keys out.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import html
 import json
@@ -27,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from labml_site.read.prose import PLACEHOLDER_RE, page_title, section_blocks  # noqa: E402
+from labml_site.read.rules import LINE_RULES  # noqa: E402
 from labml_site.read.sections import ParsedSource, SourceError, parse_source  # noqa: E402
 
 try:
@@ -36,13 +38,36 @@ except ImportError:  # an older builder
         return None
 
 
+# Rules the original had not, whose keys' translations the catalog still finds by the original's
+# key (`translate/untabled.py`): that key is the one the format makes without them.
+BEYOND_ORIGINAL = ("table", "thematic_break")
+
+
+@contextlib.contextmanager
+def original_rules():
+    """The prose rules without those the original lacked (restored after)."""
+    saved = [(n, LINE_RULES[n], LINE_RULES.priority(n)) for n in BEYOND_ORIGINAL if n in LINE_RULES]
+    for name, _, _ in saved:
+        LINE_RULES.deregister(name)
+    try:
+        yield
+    finally:
+        for name, rule, priority in saved:
+            LINE_RULES.register(rule, name, priority)
+
+
 def source_keys(parsed: ParsedSource, path: str) -> list[str]:
-    """Every key a source file produces: title, summary, then the sections' keys."""
+    """Every key a source file produces: title, summary, then the sections' keys (and the keys
+    the original's rules make of its tables and rules, which the catalog also finds)."""
     keys = [page_title(parsed.meta, parsed.sections, path)]
     if parsed.meta.get("summary"):
         keys.append(parsed.meta["summary"])
     for section in parsed.sections:
-        keys.extend(b.key for b in section_blocks(section))
+        ours = [b.key for b in section_blocks(section)]
+        keys.extend(ours)
+        if any("<table>" in k or "<hr>" in k for k in ours):
+            with original_rules():
+                keys.extend(b.key for b in section_blocks(section) if b.key not in ours)
     # the original's key of a numbered list (one paragraph), which the catalog also looks up
     keys.extend(legacy for k in list(keys) if (legacy := legacy_key(k)))
     return keys

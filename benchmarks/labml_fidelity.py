@@ -27,12 +27,17 @@ language:
 - `#section-N` anchors of the original pages that do not resolve on ours; those of a language
   page whose sections differ from the original's own English page of the same path (published
   from an older source: no build of today's source can have them) are counted apart.
+
+Then, once for the site: every page URL of the original's published site (`docs/**/*.html`)
+that answers on ours at the same path, compared case by case (a page, or a redirect page whose
+target exists); the URLs of languages not built are counted apart.
 """
 from __future__ import annotations
 
 import argparse
 import html
 import json
+import posixpath
 import re
 import subprocess
 import sys
@@ -160,6 +165,70 @@ def english_blocks(page: str, original: bool) -> Counter:
     return found
 
 
+_REFRESH = re.compile(r"""<meta http-equiv="refresh" content="0; url=([^"]*)">""")
+
+
+def exact_file(root: Path, rel: str) -> Path | None:
+    """`root/rel` when every component exists with exactly that case (a case-insensitive file
+    system answers `RWKV/` with `rwkv/`; a web server on Linux does not), else None."""
+    path = root
+    for part in rel.split("/"):
+        try:
+            if part not in {p.name for p in path.iterdir()}:
+                return None
+        except OSError:
+            return None
+        path = path / part
+    return path if path.is_file() else None
+
+
+def redirected(root: Path, rel: str, text: str) -> str | None:
+    """The text of the page a redirect page at `root/rel` leads to, if it is one of ours."""
+    m = _REFRESH.search(text[:2000])
+    if m is None:
+        return None
+    target = html.unescape(m.group(1)).split("#")[0]
+    if urlsplit(target).scheme:
+        return None
+    found = exact_file(root, posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(target))))
+    return found.read_text(encoding="utf-8") if found else None
+
+
+def original_urls(docs: Path, site: Path, source: Path, langs: list[str]) -> str:
+    """How many page URLs of the original site answer on ours at the same path."""
+    built = set(langs)
+    others: Counter = Counter()
+    page = redirect = 0
+    missing: list[str] = []
+    for path in sorted(docs.rglob("*.html")):
+        rel = path.relative_to(docs).as_posix()
+        top = rel.split("/", 1)[0]
+        lang_folder = "/" in rel and re.fullmatch(r"[a-z]{2,3}", top) and not (source / top).exists()
+        if lang_folder and top not in built:
+            others[top] += 1
+            continue
+        found = exact_file(site, rel)
+        if found is None:
+            missing.append(rel)
+            continue
+        m = _REFRESH.search(found.read_text(encoding="utf-8", errors="replace")[:2000])
+        if m is None:
+            page += 1
+            continue
+        target = html.unescape(m.group(1)).split("#")[0]
+        if urlsplit(target).scheme or exact_file(site, posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(target)))):
+            redirect += 1
+        else:
+            missing.append(f"{rel} (redirects to {target}, which is missing)")
+    total = page + redirect + len(missing)
+    lines = [f"original page URLs answering at the same case-sensitive path: {pct(page + redirect, total)} "
+             f"({page} pages, {redirect} redirects)"]
+    lines += [f"    missing: {rel}" for rel in missing[:10]]
+    if others:
+        lines.append("    (not counted, languages not built: " + ", ".join(f"{k} {v}" for k, v in sorted(others.items())) + ")")
+    return "\n".join(lines)
+
+
 def pct(a: int, b: int) -> str:
     return f"{a}/{b} ({100 * a / max(b, 1):.2f} %)"
 
@@ -205,10 +274,10 @@ def main(argv: list[str] | None = None) -> int:
                 entries += 1
                 if key not in produced:
                     continue
-                found = catalog.lookup(key)  # (a legacy key looks up the same value)
-                if found.ok:
+                found = catalog.verdict(key)  # (a legacy key looks up the same value)
+                if found.shown:
                     visible += 1
-                    repaired += any(x.code == "repaired" for x in found.findings)
+                    repaired += found.state == "repaired"
                 else:
                     rejected += 1
         for path in cache.rglob(f"*.{lang}.json"):
@@ -221,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         broken_src = broken_ours = 0
         missing_ids = drift_ids = 0
         junk_ours = junk_orig = broken_pages = 0
+        moved = [0, 0, 0, 0]  # the same on the old URLs ours answers with a redirect page
         same = [0, 0, 0, 0]  # ours translated, blocks; original translated, blocks: same-source pages
         strict = [0, 0, 0, 0, 0]  # the same on pages with the same code and links too; pages
         differences: list[str] = []
@@ -228,20 +298,28 @@ def main(argv: list[str] | None = None) -> int:
         missing_examples: list[str] = []
         for page_path in sorted((site / lang).rglob("*.html")):
             rel = page_path.relative_to(site / lang)
-            text = page_path.read_text(encoding="utf-8")
+            own = page_path.read_text(encoding="utf-8")
+            # an old URL's redirect page (RWKV/ for rwkv/) is compared as the page it leads to,
+            # its blocks counted apart (the shares compare the pages both sites publish as pages)
+            target_text = redirected(site / lang, rel.as_posix(), own)
+            text = target_text or own
             ours_counts = block_counts(text, False)
-            math_ours += len(_MATH_RE.findall(text))
+            math_ours += len(_MATH_RE.findall(own))
             original = docs / lang / rel
-            junk_ours += len(_JUNK_PLACEHOLDER.findall(text)) + text.count("MarkdownException")
+            junk_ours += len(_JUNK_PLACEHOLDER.findall(own)) + own.count("MarkdownException")
             if original.exists():  # the shares compare the pages both sites have
                 otext = original.read_text(encoding="utf-8", errors="replace")
                 junk_orig += len(_JUNK_PLACEHOLDER.findall(otext))
                 if "MarkdownException" in otext:
                     broken_pages += 1  # the original shows a parse error there: no prose to compare
                     continue
-                ours_t, ours_n = ours_t + ours_counts[0], ours_n + ours_counts[1]
                 t, n = block_counts(otext, True)
-                orig_t, orig_n = orig_t + t, orig_n + n
+                if target_text is not None:
+                    for i, v in enumerate((*ours_counts, t, n)):
+                        moved[i] += v
+                else:
+                    ours_t, ours_n = ours_t + ours_counts[0], ours_n + ours_counts[1]
+                    orig_t, orig_n = orig_t + t, orig_n + n
                 math_orig += len(_KATEX_RE.findall(otext))
                 ours_ids = set(_ID.findall(text))
                 wanted = {i for i in _ID.findall(otext) if i.startswith("section-")}
@@ -249,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
                 same_source = not english.exists() or wanted == {
                     i for i in _ID.findall(english.read_text(encoding="utf-8", errors="replace"))
                     if i.startswith("section-")}
-                if same_source:
+                if same_source and target_text is None:
                     same[0] += ours_counts[0]
                     same[1] += ours_counts[1]
                     same[2] += t
@@ -271,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
                     missing_ids += 1
                     if len(missing_examples) < 5:
                         missing_examples.append(f"{rel}#{ident}")
-            for href in set(_HREF.findall(text)):
+            for href in set(_HREF.findall(own)):
                 href = html.unescape(href)
                 parts = urlsplit(href)
                 if parts.scheme or parts.netloc or not parts.path:
@@ -296,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
               f"its English page): ours {pct(same[0], same[1])}, original {pct(same[2], same[3])}")
         print(f"    and with the same code and link targets as its English page too ({strict[4]} pages): "
               f"ours {pct(strict[0], strict[1])}, original {pct(strict[2], strict[3])}")
+        print(f"    (left out: old URLs ours redirects, compared as their targets: ours {pct(moved[0], moved[1])}, "
+              f"original {pct(moved[2], moved[3])})")
         print(f"    (left out: {broken_pages} pages where the original shows a Markdown parse error "
               "instead of the page)")
         print(f"  junk shown (encoded placeholders like _%5e_0_%5e_, parse errors): ours {junk_ours}, "
@@ -314,6 +394,8 @@ def main(argv: list[str] | None = None) -> int:
             print("  pages whose blocks shown translated differ:")
             for line in differences:
                 print(line)
+    print("[site]")
+    print("  " + original_urls(docs, site, source, ["en", *langs]))
     return 0
 
 

@@ -39,7 +39,7 @@ def test_registry_iterates_by_priority_and_names_replace():
 
 
 def test_the_rules_of_the_format_and_their_order():
-    assert rules.LINE_RULES.names() == ["block_placeholder", "heading", "param", "returns", "list_item"]
+    assert rules.LINE_RULES.names() == ["block_placeholder", "heading", "thematic_break", "table", "param", "returns", "list_item"]
     assert rules.INLINE_RULES.names() == ["links", "captions", "emphasis", "link_targets"]
     assert rules.PLACEHOLDER_RULES.names() == ["code_span", "display_math", "inline_math", "image"]
     by_trigger = rules.placeholder_rules_by_trigger()

@@ -256,7 +256,8 @@ def test_states_fuzzy_and_invalid_and_a_save_confirms_the_suggestion(tmp_path):
     assert by_key[SCALE]["html"] == by_key[SCALE]["english"]  # the page shows the English
     assert by_key[QUERY]["status"] == "fuzzy"
     assert by_key[QUERY]["suggestion"] == {"value": "<p>查询和键给出分数 </p>\n", "from": "<p>The query and the key give a score </p>\n"}
-    assert state["counts"] == {"translated": 0, "repaired": 0, "fuzzy": 1, "untranslated": 3, "invalid": 1, "stale": 0}
+    assert state["counts"] == {"translated": 0, "repaired": 0, "fuzzy": 1, "untranslated": 3, "invalid": 1, "stale": 1,
+                               "total": 5}
 
     result = session.save("tut/page.html", QUERY, "<p>查询和键给出分数 </p>\n", "")
     assert result["block"]["status"] == "translated"
@@ -328,3 +329,66 @@ def test_a_page_without_a_file_and_a_fuzzy_entry_with_a_note(tmp_path):
     fuzzy.write_text(json.dumps({QUERY: {"from": "x", "suggestion": "<p>建议 </p>\n", "note": "check the verb"}}), encoding="utf-8")
     session.save("tut/page.html", QUERY, "<p>查询和键给出一个分数 </p>\n", "")
     assert json.loads(fuzzy.read_text(encoding="utf-8"))[QUERY]["note"] == "check the verb"
+
+
+def test_the_english_unchanged_needs_a_confirmation_and_an_emptied_value_is_empty(tmp_path):
+    from labml_site.workbench.session import Refused, Session, same_text
+
+    config = make_project(tmp_path, {QUERY: "<p>查询和键给出一个分数 </p>\n"})
+    session = Session(config, "zh")
+    session.rebuild()
+    with pytest.raises(Refused) as refused:
+        session.save("tut/page.html", HEADING, HEADING, "")
+    assert refused.value.status == 422 and refused.value.extra == {"same_as_english": True}
+    assert json.loads(_file(tmp_path).read_text(encoding="utf-8"))[HEADING] == ""
+    session.save("tut/page.html", HEADING, HEADING, "", same_as_english=True)
+    assert json.loads(_file(tmp_path).read_text(encoding="utf-8"))[HEADING] == HEADING
+    session.save("tut/page.html", HEADING, HEADING, HEADING)  # already on disk: no question
+    result = session.save("tut/page.html", QUERY, "\n", "<p>查询和键给出一个分数 </p>\n")
+    assert json.loads(_file(tmp_path).read_text(encoding="utf-8"))[QUERY] == ""
+    assert result["block"]["status"] == "untranslated"
+    assert same_text('<p>say &quot;hi&quot; &#x27;x&#x27;</p>\n', "<p>say \"hi\" 'x'</p>")
+
+
+def test_the_page_total_is_the_one_stats_counts(tmp_path, capsys):
+    from labml_site.cli.main import main
+    from labml_site.workbench.session import Session
+
+    config = make_project(tmp_path, {HEADING: HEADING_ZH})
+    session = Session(config, "zh")
+    session.rebuild()
+    counts = session.page_state("tut/page.html")["counts"]
+    assert main(["stats", "--json", "--source", str(tmp_path / "src"), "--translations", str(tmp_path / "tr")]) == 0
+    row = json.loads(capsys.readouterr().out)["pages"][0]
+    assert counts["total"] == row["blocks"] and counts["translated"] == row["translated"]
+    assert counts["stale"] == row["stale"] and counts["untranslated"] == row["untranslated"]
+
+
+def test_memory_suggests_with_a_percentage_searches_and_follows_saves(tmp_path):
+    from labml_site.workbench.memory import Memory
+    from labml_site.workbench.session import Session
+
+    other = tmp_path / "cache"
+    other.mkdir()
+    (other / "a.zh.json").write_text(json.dumps({
+        "<p>The query and the key give one score</p>\n": "<p>查询与键给出一个分数</p>\n",
+        "<p>Completely different words here</p>\n": "<p>完全不同</p>\n",
+        "<p>empty</p>\n": "", "<p>not a string</p>\n": 3}, ensure_ascii=False), encoding="utf-8")
+    (other / "a.zh.fuzzy.json").write_text("{}", encoding="utf-8")  # a sidecar: not read
+    (other / "link.zh.json").symlink_to(other / "a.zh.json")  # a link: not read
+    config = make_project(tmp_path)
+    session = Session(config, "zh", memory=(other,))
+    session.rebuild()
+    session.load_memory()
+    found = session.suggestions("tut/page.html", QUERY)["suggestions"]
+    assert [s["translation"] for s in found] == ["查询与键给出一个分数"]
+    assert found[0]["percent"] == 99 and found[0]["source"] == "cache/a.zh.json"  # same words, other markup
+    session.save("tut/page.html", HEADING, HEADING_ZH, "")
+    hits = session.concordance("softmax")["hits"]
+    assert [(h["where"], h["source"]) for h in hits] == [("english", "tut/page.zh.json")]
+    assert "再做 softmax" in hits[0]["translation"]
+    assert session.concordance("给出")["hits"][0]["where"] == "translation"
+    memory = Memory()
+    memory.add("<p>a b c</p>", "<p>x</p>", "s")
+    memory.drop_file("s")
+    assert memory.suggest("<p>a b c</p>") == [] and len(memory) == 0

@@ -36,7 +36,7 @@ from ..typeset import linking
 from ..render import figures
 from ..render import markdown
 from ..render.localize import plain_text, section_html, valid_lists
-from ..translate.catalog import Catalog, translation_path
+from ..translate.catalog import Catalog, fuzzy_path, translation_path
 from ..translate.verdict import SHOWN, tally
 from .entries import asset_reader, svg_entries
 from ..render import notebooks
@@ -47,7 +47,8 @@ from .config import BuildConfig
 from ..findings import Finding, Report
 from ..render.i18n import UI, language_name, load_ui, text_direction
 from ..render.localize import LocalPage
-from ..render.redirect import redirect_html
+from ..read.redirects import REDIRECTS_FILE, case_sensitive, load_redirects
+from ..render.redirect import REDIRECT_SCRIPT, Redirect, moved_by_case, plan_redirects, redirect_html
 from ..render.math_text import mathml_text, plain_with_math
 from ..render.text import local_page
 from . import cache_size
@@ -85,6 +86,9 @@ class BuildResult:
     stats: BuildStats = field(default_factory=BuildStats)  # what was computed vs reused
     kept: tuple[str, ...] = ()  # sources that failed to parse, whose last good page the site keeps
     skipped: tuple[str, ...] = ()  # sources that failed to parse and have no page (none ever parsed)
+    # lang → rel → verdict state → entries: each page's total as the status page counts it (the
+    # editor shows the same); empty when the site was unchanged and nothing was rendered.
+    counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
     @property
     def built(self) -> int:
@@ -138,6 +142,8 @@ class _Site:
     languages: dict[str, tuple[str, str]] = field(default_factory=dict)  # lang → (its name, text direction)
     orders: dict[str, list] = field(default_factory=dict)  # folder rel → its pages and subfolders, in reading order
     sequence: list = field(default_factory=list)  # every page and folder listing, in reading order
+    redirects: tuple[Redirect, ...] = ()  # old paths answered in every language (_plan_redirects)
+    counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # lang → rel → state → n
 
     def order(self, folder: Folder) -> list:
         """The folder's published pages and its subfolders in reading order (`reading_order`):
@@ -368,7 +374,8 @@ def _context(site: _Site, lang: str, ui: UI, inputs: dict) -> dict:
             context["notebook_href"] = relative_url(here, notebooks.notebook_path(rel))
             plan = site.heads[rel].notebook_plan
             if lang != config.base_lang and plan:  # the title is the language's, and its prose (a script)
-                own = {"title": inputs["title"], "prose": {"src": relative_url(here, inputs["markdown"]), "page": url}}
+                own = {"title": inputs["title"], "prose": {"src": relative_url(here, inputs["markdown"]), "page": url},
+                       "intro": notebooks.translated_intro(rel, json.loads(plan).get("intro", ""), ui.gettext)}
                 context["notebook_plan"] = plan[:-1] + "," + json.dumps(own, ensure_ascii=False, separators=(",", ":"))[1:]
     source = inputs.get("source_of")
     if source is not None:  # one page for every language: no language switcher
@@ -473,13 +480,14 @@ def _with_originals(site: _Site, folder: Folder) -> list[SourceFile]:
 
 
 def _originals_js(site: _Site, folder: Folder) -> str:
-    """The folder's English prose by page and section: from the analysed pages (their prose
+    """The folder's English prose by page, section and block: from the analysed pages (their prose
     needs no linking, and the pages' own renders may happen in other processes)."""
     found = {}
     for page in _with_originals(site, folder):
         data = load_page(site.prepared, site.engine, page.rel)
+        # each block's English apart: the toggle shows it under that block's translation
         found[page.url] = {
-            s.id: section_html(s.blocks, tuple(("english", "") for _ in s.blocks), "") for s in data.sections if s.has_prose
+            s.id: [section_html((b,), (("english", ""),), "") for b in s.blocks] for s in data.sections if s.has_prose
         }
     return "window.labmlOriginals = " + json.dumps(found, separators=(",", ":")) + ";\n"
 
@@ -529,8 +537,9 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
         head, text = site.heads[file.rel], site.text(file.rel, lang)
         if not site.published(file):
             if head.redirect:  # front matter `redirect:` and no prose: a page that points there
-                site.engine.output(prefix + file.url, Engine.key("redirect", head.redirect, text.title, lang),
-                                   lambda h=head, t=text.title: redirect_html(h.redirect, t, lang))
+                script = relative_url(prefix + file.url, REDIRECT_SCRIPT)
+                site.engine.output(prefix + file.url, Engine.key("redirect", head.redirect, text.title, lang, script),
+                                   lambda h=head, t=text.title, js=script: redirect_html(h.redirect, t, lang, js))
             continue
         extra: dict = {"rel": file.rel, "sections": site.sections_token(file.rel, lang), "nav": neighbours.get(file.url)}
         if file.is_index:
@@ -548,7 +557,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
             folder = site.files.folders[file.folder]  # written once, for every translation
             site.engine.output(
                 originals_path(file.folder),
-                Engine.key("originals", [(p.url, site.sections_token(p.rel, lang)) for p in _with_originals(site, folder)]),
+                Engine.key("originals-by-block", [(p.url, site.sections_token(p.rel, lang)) for p in _with_originals(site, folder)]),
                 lambda folder=folder: _originals_js(site, folder), group=file.folder,
             )
         if head.is_python:
@@ -597,6 +606,8 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
                 else:
                     site.engine.outputs[prefix + asset] = path
 
+    _write_redirects(site, lang)
+
     # Folder indexes that have no source of their own, and the home page
     for folder in site.files.folders.values():
         if folder.index is None:
@@ -614,6 +625,7 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
         report.extend(_not_fatal(figure_findings))
         for state, n in figure_counts.items():
             counts[state] = counts.get(state, 0) + n
+        site.counts.setdefault(lang, {})[file.rel] = counts
         name = f"{file.base}.{lang}.json"
         rows.append({
             "title": text.title,
@@ -638,6 +650,31 @@ def _render_language(site: _Site, lang: str, report: Report) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Old URLs (read/redirects.py, render/redirect.py)
+
+
+def _plan_redirects(site: _Site) -> list[Finding]:
+    """`redirects.yaml`'s entries and the pages whose translations keep an old path's case."""
+    config = site.config
+    rules, findings = load_redirects(config.source)
+    others = [lang for lang in config.langs if lang != config.base_lang]
+    by_case = moved_by_case(config.translations, site.files.pages, others) if Path(config.translations).is_dir() else {}
+    site.redirects, planned = plan_redirects(
+        rules, by_case, site.files, _published(site), config.langs,
+        case_sensitive(site.engine.out) if rules or by_case else True, str(Path(config.source) / REDIRECTS_FILE),
+    )
+    return findings + planned
+
+
+def _write_redirects(site: _Site, lang: str) -> None:
+    prefix = lang_prefix(lang, site.config.base_lang)
+    for r in site.redirects:
+        title = site.text(r.rel, lang).title if r.rel in site.heads else r.old
+        script = relative_url(prefix + r.old, REDIRECT_SCRIPT)
+        site.engine.output(prefix + r.old, Engine.key("redirect", r.href(), title, lang, script),
+                           lambda href=r.href(), t=title, js=script: redirect_html(href, t, lang, js))
+
+
 # Reader extras: linked code, notebooks, search indexes, sitemap (linking.py, notebooks.py, …)
 
 
@@ -694,9 +731,20 @@ def _figure_counts(site: _Site, file: SourceFile, lang: str) -> tuple[dict[str, 
     labels = svg_entries(load_page(site.prepared, site.engine, file.rel), asset_reader(site.files))
     if lang == site.config.base_lang:
         return {"translated": len(labels)}, []
-    catalog = Catalog.load(translation_path(site.config.translations, file, lang), lang)
-    verdicts = [catalog.verdict(label) for label in labels]
-    return tally(verdicts), [f for v in verdicts for f in v.findings]
+    path = translation_path(site.config.translations, file, lang)
+    # Judged again only when what a verdict reads changed: the file, its fuzzy sidecar, the
+    # glossary (a save in the editor rebuilds the site, and judging the labels was most of it).
+    gloss = glossary.glossary_path(path.parent, lang)
+    inputs = [path, fuzzy_path(path)] + ([gloss] if gloss is not None else [])
+    memo = site.engine.memo("figure-counts")
+    key = site.engine.key("figure-counts", site.engine.fingerprint, lang, str(path), tuple(labels),
+                          site.engine.files_digest(inputs), str(gloss))
+    if key not in memo:
+        catalog = Catalog.load(path, lang)
+        verdicts = [catalog.verdict(label) for label in labels]
+        memo[key] = (tally(verdicts), [f for v in verdicts for f in v.findings])
+    counts, findings = memo[key]
+    return dict(counts), list(findings)
 
 
 # Files a browser runs as documents when opened from the site: never published as figures.
@@ -822,7 +870,7 @@ def _result(site: _Site, report: Report, written: int, started: float) -> BuildR
     kept = tuple(sorted(site.prepared.kept))
     skipped = tuple(sorted(rel for rel, head in site.heads.items() if failed_to_parse(head)))
     return BuildResult(engine.out, report, _Loaded(site.heads, site.page), localized, written,
-                       time.perf_counter() - started, engine.stats, kept, skipped)
+                       time.perf_counter() - started, engine.stats, kept, skipped, site.counts)
 
 
 @contextlib.contextmanager
@@ -886,6 +934,7 @@ def _build(config: BuildConfig, engine: Engine, started: float) -> BuildResult:
     for asset in sorted(shown):  # what publishing the figures removes or refuses
         report.extend(_asset_findings(site, asset))
     site.languages = languages or _languages(engine, config.langs)
+    report.extend(_plan_redirects(site))
     inputs = _inputs_digest(site)
     last = engine.unchanged_since_last_build(inputs)
     if last is not None:  # the site on disk is exactly what this build would write
@@ -968,6 +1017,7 @@ def _inputs_digest(site: _Site) -> str:
     for rel, asset in sorted(site.files.assets.items()):
         parts += [rel, engine.file_digest(asset.path)]
     parts.append(sorted(prepared.kept.items()))  # (the report differs even where the pages do not)
+    parts.append(site.redirects)  # (a translation folder renamed to the source's case drops one)
     return Engine.key("build", *parts)
 
 

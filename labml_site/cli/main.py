@@ -176,6 +176,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                    help="where the editor's copy of the site is built (default: .site-translate)")
     p.add_argument("--reviewer", default=None, metavar="NAME",
                    help="your name for 'Mark reviewed' (default: git's user.name)")
+    p.add_argument("--memory", type=Path, action="append", default=[], metavar="DIR",
+                   help="a folder of other translation files (<page>.<lang>.json, e.g. another project's "
+                        "translate_cache) whose entries the translation memory also suggests; repeatable")
     p.add_argument("--templates", type=Path, default=None, metavar="DIR", help="theme folder (default: the bundled theme)")
     p.add_argument("--locales", type=Path, default=None, metavar="DIR", help="extra UI catalogs (as for build)")
 
@@ -418,7 +421,7 @@ def _workbench_config(args: argparse.Namespace, langs: tuple[str, ...]):
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
-    from ..builder.validate import check_lang
+    from ..builder.validate import check_folder, check_lang
     from ..workbench.editor import git_user_name, start, watch
 
     lang = check_lang(args.lang, "--lang")
@@ -429,13 +432,15 @@ def cmd_translate(args: argparse.Namespace) -> int:
     config = _workbench_config(args, (lang,))
     reviewer = args.reviewer if args.reviewer is not None else git_user_name()
     try:
-        session, server, url = start(config, lang, args.port, reviewer)
+        for folder in args.memory:
+            check_folder(folder, "--memory", "translation files to suggest from")
+        session, server, url = start(config, lang, args.port, reviewer, tuple(args.memory))
     except OSError as e:
         if e.errno == errno.EADDRINUSE:
             raise UserError(f"port {args.port} is in use; stop the other server or pass --port N") from None
         raise UserError(os_error_message(e, config), status=1) from None
     print(f"translating {lang}: open {url} (Ctrl+C to stop)", file=sys.stderr)
-    print("  keys: Alt+N next untranslated · Tab next words · Alt+0-9 placeholder · Ctrl+Enter save and next · "
+    print("  keys: Alt+N next untranslated · Tab next words · Alt+0-8 placeholder, Alt+9 picker · Alt+M memory · Ctrl+Enter save and next · "
           "Alt+A accept suggestion · Esc close", file=sys.stderr)
     try:
         watch(session)

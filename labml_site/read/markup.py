@@ -127,7 +127,7 @@ MARKDOWN_FORMS: dict[str, str] = {
 }
 # Where words end in text made from prose HTML (search entries): the blocks, and the parts of
 # lists, tables and definition lists inside them.
-TEXT_BREAK_TAGS: frozenset[str] = BLOCK_TAGS | {"li", "tr", "dt", "dd", "br"}
+TEXT_BREAK_TAGS: frozenset[str] = BLOCK_TAGS | {"li", "tr", "th", "td", "dt", "dd", "br"}
 
 
 def unit_kind(tag: str, attrs: Iterable[tuple[str, str | None]]) -> str | None:

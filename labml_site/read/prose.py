@@ -33,7 +33,7 @@ from pathlib import PurePath
 from typing import Callable, Sequence
 
 from .markup import PLACEHOLDER_RE, placeholder
-from .rules import INLINE_RULES, LINE_RULES, Placeholder, placeholder_rules_by_trigger
+from .rules import INLINE_RULES, LINE_RULES, Placeholder, kept_text, placeholder_rules_by_trigger
 from .sections import Section
 
 MAX_KEY_CHARS = 4000  # a longer section key is split into one key per top-level block
@@ -139,8 +139,14 @@ class _Inline:
         if "<" in marked or "&" in marked:
             marked = _keep_html(marked, keep)
         marked = html.escape(marked, quote=True)
-        for rule in INLINE_RULES:
-            marked = rule(marked)
+        context = kept_text()
+        outer = context.resolve
+        context.resolve = lambda text: _KEEP_RE.sub(lambda m: kept[int(m.group(1))], text) if _KEEP_MARK in text else text
+        try:
+            for rule in INLINE_RULES:
+                marked = rule(marked)
+        finally:
+            context.resolve = outer
         # runs of spaces collapse; then the newlines inside a block become spaces
         if "  " in marked:
             marked = _SPACES_RE.sub(" ", marked)
@@ -222,6 +228,9 @@ class _Element:
     items: tuple[_Item, ...] = ()
     placeholder: Placeholder | None = None
     children: tuple["_Element", ...] = ()  # the blocks inside a blockquote
+    # an element a line rule renders itself (tables, rules): given the inline converter
+    # `convert(markdown, prose_offset) -> html`, its HTML (`BlockState.claim`)
+    render: Callable[[Callable[[str, int], str]], str] | None = None
 
 
 _FENCE_RE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([^`\s]*)[^\n]*$", re.M)
@@ -407,9 +416,12 @@ class _BlockParser:
         self.list_allowed = True  # at the start of a block or right after a heading
         self.column: dict[int, int] = {}  # where the text starts on a line that opens a chunk
         self.suffix: dict[int, str] = {}  # text kept after a line's newline (nested items)
+        self.resume = 0  # the first line not yet taken by a rule that claimed several (`claim`)
 
     def parse(self) -> list[_Element]:
         for k, line in enumerate(self.lines):
+            if k < self.resume:
+                continue
             for rule in LINE_RULES:
                 if rule(self, k, line):
                     break
@@ -457,6 +469,14 @@ class _BlockParser:
     def add(self, kind: str, text: str = "", offset: int = 0, placeholder: Placeholder | None = None) -> None:
         """A heading (its text and where it starts), a block placeholder or a paragraph."""
         self.elements.append(_Element(kind, text, offset, placeholder=placeholder))
+
+    def claim(self, k: int, last: int, render: Callable[[Callable[[str, int], str]], str]) -> None:
+        """Lines `k` … `last` are one element that `render(convert)` writes (a table, a rule):
+        the open paragraph and list end before it, and its lines are read by no other rule."""
+        self.close()
+        self.elements.append(_Element("claimed", offset=self.starts[k], render=render))
+        self.resume = last + 1
+        self.list_allowed = True
 
     def special(self, line: str) -> tuple[Placeholder, int] | None:
         """The block placeholder whose sentinel starts `line`, and where the sentinel ends."""
@@ -557,6 +577,8 @@ def _balance_anchors(body: str) -> str:
 def _render(element: _Element, inline: _Inline) -> str:
     if element.placeholder is not None:
         return inline.add_block(element.placeholder)
+    if element.render is not None:
+        return element.render(inline.convert)
     if element.kind in ("ul", "ol"):
         items = "\n".join(_render_item(item, inline) for item in element.items)
         return f"<{element.kind}>{items}</{element.kind}>\n"

@@ -131,6 +131,8 @@ def _load_yaml(body: str) -> tuple[object, dict[str, int]]:
         loader.dispose()
 
 
+load_bounded_yaml = _load_yaml  # (redirects.yaml is read with the same bounds as front matter)
+
 _SCALARS = (str, int, float, bool, datetime.date)
 
 

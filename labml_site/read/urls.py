@@ -46,6 +46,18 @@ def starts_other_host(url: str) -> bool:
     return browser_reads(url)[:2] in _OTHER_HOST_STARTS
 
 
+# Schemes whose URL runs script or carries a document of its own when followed.
+SCRIPT_SCHEMES = frozenset({"javascript", "vbscript", "data"})
+
+
+def script_scheme(url: str) -> str | None:
+    """The script-running scheme a browser finds in `url` (controls anywhere dropped, as some
+    browsers' older parsers did), or None."""
+    m = SCHEME_RE.match(re.sub(r"[\x00-\x20\x7f]", "", browser_reads(url)))
+    scheme = m.group(0)[:-1].lower() if m else None
+    return scheme if scheme in SCRIPT_SCHEMES else None
+
+
 def url_problem(value: str, relative: bool = True, prefix: bool = False) -> str | None:
     """Why the builder must not write `value` as a link target (None when it may).
 

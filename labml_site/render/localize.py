@@ -77,16 +77,27 @@ def _untranslated(block: BlockData, marker: str, status: str) -> str:
     )
 
 
+BLOCK_MARK_RE = re.compile(r"<!--en:\d+-->")
+
+
+def block_mark(index: int) -> str:
+    """The comment before a translated block of a section's prose: the page's script finds the
+    block's English by it (site.js), the search index drops it (`BLOCK_MARK_RE`)."""
+    return f"<!--en:{index}-->"
+
+
 def section_html(blocks: tuple[BlockData, ...], texts: tuple[BlockText, ...], marker: str, alts: dict[str, str] | None = None) -> str:
     """A section's prose in a language: each block's text with the page's placeholders filled
     in. Kept apart from `localize` so that texts are cached and sent between processes without
     the MathML and code, which the page data already holds once for every language."""
     parts = []
-    for block, (status, translation) in zip(blocks, texts):
+    for index, (block, (status, translation)) in enumerate(zip(blocks, texts)):
         if status in SHOWN:
             if UNTRANSLATED_MARK in translation:  # partly translated: some blocks fell back
                 translation = translation.replace(UNTRANSLATED_MARK, html.escape(marker))
-            parts.append(fill(translation, block.placeholders))
+            # Where each translated block starts, for the bilingual toggle, which puts the English
+            # of that block (`block_mark`) under it: a comment, which no selector or layout sees.
+            parts.append(block_mark(index) + fill(translation, block.placeholders))
         elif status == "english":
             parts.append(block.english)
         else:

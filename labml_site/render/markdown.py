@@ -222,7 +222,7 @@ def llms_txt(site_title: str, summary: str, pages: Sequence[tuple[str, str, str]
     """`llms.txt`: the site's name, its summary, and a link per page's Markdown (title, URL, summary)."""
     lines = [f"# {site_title}", ""]
     if summary:
-        lines += [f"> {summary}", ""]
+        lines += [f"> {_one_line(summary)}", ""]
     lines += [f"## {section}", ""]
     for title, url, page_summary in pages:
         # The URL as a path (`url_path`: no ")" or space ends the link early), the texts on one

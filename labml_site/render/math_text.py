@@ -144,6 +144,26 @@ def _text(node: _Node) -> str:
     return "".join(_text(k) for k in kids)
 
 
+# TeX's spacing, on the text: a sign that follows nothing, an opening bracket, a comma or another
+# operator is unary (`−m`, not `− m`); brackets hug what they enclose, and a function's name its
+# argument list (`exp(−m)`, `softmax(x)`, where MathML's operator names came spaced as words).
+_UNARY = re.compile(r"(^|[(\[{|]|[,;] |[=≤≥≠<>≈≡∼∝∈→⇒+−×·±∓] )([−+±∓-]) ")
+_AFTER_OPENING = re.compile(r"([(\[{]) +")
+_BEFORE_CLOSING = re.compile(r" +([)\]}])")
+_BEFORE_ARGUMENTS = re.compile(r"(?<=[^\W_]|[)\]′⁰¹²³⁴⁵⁶⁷⁸⁹ᵀⁿⁱ₀₁₂₃₄₅₆₇₈₉ᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ]) +\(")
+
+
+def tex_spacing(text: str) -> str:
+    """Plain-text math spaced as TeX spaces it: `exp ( − m)` → `exp(−m)`, `− x` → `−x`."""
+    text = " ".join(text.split())
+    if not text:
+        return text
+    text = _AFTER_OPENING.sub(r"\1", text)
+    text = _UNARY.sub(r"\1\2", text)
+    text = _BEFORE_CLOSING.sub(r"\1", text)
+    return _BEFORE_ARGUMENTS.sub("(", text)
+
+
 @functools.lru_cache(maxsize=8192)
 def mathml_text(markup: str) -> str:
     """A `<math>` element (as `tex_to_mathml` writes it) as readable text; "" when it does not parse."""
@@ -151,7 +171,7 @@ def mathml_text(markup: str) -> str:
     if tree is None:
         return ""
     try:
-        return " ".join(_text(tree).split())
+        return tex_spacing(_text(tree))
     except RecursionError:  # (math parsing is bounded to 150 levels, far below this)
         return ""
 
@@ -218,7 +238,7 @@ def _fast_tex_text(tex: str) -> str | None:
         return None
     if end != len(tokens):
         return None
-    return " ".join(text.split())
+    return tex_spacing(text)
 
 
 def _atoms(tokens: list, i: int, closing: bool = False) -> tuple[str, int]:

@@ -17,6 +17,7 @@ import json
 import posixpath
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..typeset.page import PageData, SectionData
 
@@ -61,6 +62,38 @@ def _quote_line(code: str) -> str:
     return f"> {fence}{pad}{first}{pad}{fence}"
 
 
+_FIELD_RE = re.compile(r"^:(?:param[ \t]+([^:\s]+)|(returns?))[ \t]*:[ \t]*(.*)$")
+
+
+def fields_as_lists(markdown: str) -> str:
+    """A docstring's reST fields as a Markdown list, as the page shows them (`read/rules/lists.py`):
+    `:param x: text` → `- `x`: text`, `:return: text` → `- *Returns*: text`; a field's indented
+    continuation lines stay in its item. Jupyter runs raw field lines together into one paragraph.
+    Fields inside a code fence are code, kept as written."""
+    if ":param" not in markdown and ":return" not in markdown:
+        return markdown
+    out: list[str] = []
+    in_item = in_fence = False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        m = None if in_fence else _FIELD_RE.match(line)
+        if m:
+            if not in_item and out and out[-1].strip():
+                out.append("")  # a list starts a block of its own
+            name, _returns, text = m.groups()
+            out.append(f"- `{name}`: {text}".rstrip() if name else f"- *Returns*: {text}".rstrip())
+            in_item = True
+        elif in_item and line.strip() and line[:1] in (" ", "\t"):
+            out.append("  " + line.strip())
+        else:
+            if in_item and line.strip():
+                out.append("")  # the list ends before the next paragraph
+            in_item = False
+            out.append(line)
+    return "\n".join(out)
+
+
 def _cells(sections: tuple[SectionData, ...]) -> list[_Cell]:
     """The cells of a page, from its plan (`_plan`, which the page's `browser_plan` is made of
     too, so the code is parsed for cell breaks once)."""
@@ -68,7 +101,7 @@ def _cells(sections: tuple[SectionData, ...]) -> list[_Cell]:
     for code_parts, prose_parts in _plan(sections):
         cell = _Cell(code=list(code_parts))
         for index, quote in prose_parts:
-            prose = sections[index].prose_md.strip("\n")
+            prose = fields_as_lists(sections[index].prose_md.strip("\n"))
             if prose:
                 cell.prose.append(f"{quote}\n\n{prose}" if quote else prose)
         cells.append(cell)
@@ -205,3 +238,21 @@ def code_cells(nb: dict) -> list[str]:
 
 def wants_notebook(page: PageData) -> bool:
     return page.is_python and any(s.code for s in page.sections)
+
+
+# The intro cell in a translation's notebook (site.js makes those): this text, in the reader's
+# language from the UI catalogs (labml_site/locales), with the page's values. It must say what
+# `_intro` says in English: tests/test_reader_notebooks.py checks that it does.
+INTRO_MESSAGE = (
+    "*Generated from `{rel}`. This code imports other modules of its package "
+    "(`from .… import …`): install the package (`pip install -e .`) and run "
+    "`__package__ = \"{package}\"` in a cell of your own before the cells below.*"
+)
+
+
+def translated_intro(rel: str, english: str, gettext: Callable[..., str]) -> str:
+    """The intro cell of the notebook of the page `rel` in a language (`gettext`: the UI
+    catalog's), from its English intro (`browser_plan`'s); "" when the notebook has none."""
+    if not english:
+        return ""
+    return gettext(INTRO_MESSAGE, rel=rel, package=posixpath.dirname(rel).replace("/", "."))

@@ -21,7 +21,7 @@ from json.encoder import encode_basestring as _encode_string  # what json.dumps 
 from ..read.markup import HEADING_TAGS, TEXT_BREAK_TAGS
 from ..read.structure import url_path
 from ..translate.html_outline import plain_tokens
-from .localize import LocalPage
+from .localize import BLOCK_MARK_RE, LocalPage
 from .math_text import tex_text
 
 GLOBAL_NAME = "labmlSearchIndex"
@@ -408,7 +408,10 @@ def entries(local: dict[str, LocalPage], urls: dict[str, str]) -> list[Entry]:
         for section in page.sections:
             if not section.has_prose and section.id not in names_by_section:
                 continue
-            heading, text = prose_text(section.prose_html)
+            prose = section.prose_html
+            if "<!--en:" in prose:  # the bilingual toggle's block marks: no text, and the slow path
+                prose = BLOCK_MARK_RE.sub("", prose)
+            heading, text = prose_text(prose)
             if heading and text.startswith(heading):
                 text = text[len(heading):].lstrip()  # shown as the result's title, not twice
             if heading == page.title:

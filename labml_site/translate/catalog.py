@@ -25,6 +25,7 @@ from .checks import FileContext, run_file_checks
 from .files import ParsedFile, oversized, parse_translation_file
 from ..findings import Finding
 from ..read.structure import SourceFile
+from .untabled import from_untabled, untabled_signature
 from .repair import compose_from_units, from_legacy, legacy_key, repair_html, retarget, unit_pairs, units, without_hrefs
 from .verdict import FUZZY, UNTRANSLATED, Verdict, judge, stale, untranslated_note
 
@@ -150,6 +151,7 @@ class Catalog:
     _cache: dict[str, Verdict] = field(default_factory=dict, repr=False, compare=False)
     _units: "_KnownUnits | None" = field(default=None, repr=False, compare=False)
     _by_text: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
+    _by_untabled: dict[str, str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def load(cls, path: Path, lang: str, root: Path | None = None) -> "Catalog":
@@ -220,6 +222,12 @@ class Catalog:
                 if found.html is None:
                     return found
                 return Verdict(found.state, from_legacy(key, found.html), found.findings, found.repaired)
+            untabled = self._untabled(key)
+            if untabled is not None:
+                found = self.verdict(untabled)  # the original's key: a table or rule as a paragraph
+                if found.html is None:
+                    return found
+                return Verdict(found.state, from_untabled(key, untabled, found.html), found.findings, found.repaired)
             moved = self._retargeted(key)
             if moved is not None:
                 return moved
@@ -229,6 +237,20 @@ class Catalog:
                 return composed
             return FUZZY if key in self.fuzzy else UNTRANSLATED
         return judge(key, entry.value, self.path, entry.line, self.lang)
+
+    def _untabled(self, key: str) -> str | None:
+        """The entry written for the original's key of `key`'s tables and rules (`untabled.py`)."""
+        if "<table>" not in key and "<hr>" not in key:
+            return None
+        if self._by_untabled is None:
+            self._by_untabled = {}
+            for k, e in self.entries.items():
+                if e.value.strip() and "<table>" not in k and "<hr>" not in k:
+                    signature = untabled_signature(k)
+                    if signature is not None:
+                        self._by_untabled.setdefault(signature, k)
+        signature = untabled_signature(key)
+        return self._by_untabled.get(signature) if signature is not None else None
 
     def _retargeted(self, key: str) -> Verdict | None:
         """A key whose English changed only where its links point: the old translation with the

@@ -21,7 +21,7 @@ from .math import MathError, tex_to_mathml, typeset_page
 from ..read.markup import placeholder
 from ..read.prose import Placeholder, ProseBlock, fill, page_title, section_blocks
 from ..read.sections import ParsedSource, Section, SourceError, parse_source
-from ..read.urls import SCHEME_RE, browser_reads, url_problem
+from ..read.urls import SCHEME_RE, browser_reads, script_scheme, url_problem
 
 
 @dataclass(frozen=True)
@@ -235,7 +235,7 @@ def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list
                 line=ph.line,
             )
         )
-        if _script_scheme(src) or url_problem(src, relative=False):
+        if script_scheme(src) or url_problem(src, relative=False):
             # never a link that runs script, nor one a browser reads otherwise than as written
             # (controls, backslashes, no host): the alt text alone
             return html.escape(alt or src)
@@ -248,12 +248,6 @@ def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list
     target = posixpath.normpath(posixpath.join(posixpath.dirname(page_rel), parsed.path))
     assets.append(target)
     return f'<img src="{html.escape(src)}" alt="{html.escape(alt)}" loading="lazy">'
-
-
-def _script_scheme(url: str) -> str | None:
-    m = _SCHEME_RE.match(re.sub(r"[\x00-\x20\x7f]", "", as_browser_reads(url)))
-    scheme = m.group(0)[:-1].lower() if m else None
-    return scheme if scheme in _SCRIPT_SCHEMES else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -272,7 +266,6 @@ def source_check(fn: SourceCheck) -> SourceCheck:
     return fn
 
 
-_SCRIPT_SCHEMES = frozenset({"javascript", "vbscript", "data"})
 # Elements that run script, embed another document, or change how the page loads or submits.
 SCRIPT_CAPABLE_TAGS = frozenset(
     {"script", "iframe", "frame", "frameset", "object", "embed", "applet", "portal", "svg",
@@ -326,7 +319,7 @@ def script_capable_markup(fragment: str) -> list[tuple[str, str]]:
             elif name == "srcdoc":
                 found.append((f"srcdoc= on <{tag}>", source))
             elif name in _URL_ATTRIBUTES and value is not None:
-                scheme = _script_scheme(value)
+                scheme = script_scheme(value)
                 if scheme:
                     # a Markdown link's tag is not in the prose, its URL as written is
                     raw = re.search(rf"""{re.escape(name)}\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", source)
@@ -335,6 +328,33 @@ def script_capable_markup(fragment: str) -> list[tuple[str, str]]:
                 elif (name in _LOADING_ATTRIBUTES or (tag == "link" and name == "href")) and is_outside(value):
                     found.append((f"{name}= of <{tag}> loads from outside the site ({value})", source))
     return found
+
+
+# A Markdown link's target as written (`](target` or `](<target>`): what the links rule refused.
+_MARKDOWN_TARGET_RE = re.compile(r"\]\(\s*<?([^\s)>]+)")
+
+
+@source_check
+def check_refused_links(rel: str, section: Section, blocks: "list[ProseBlock]") -> Iterator[Finding]:
+    """Markdown links whose target runs script are shown as their label (read/rules/links.py):
+    say so at the line, so the author can fix or remove them."""
+    if "](" not in section.prose:
+        return
+    starts = [0]
+    for line in section.prose.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    for m in _MARKDOWN_TARGET_RE.finditer(section.prose):
+        scheme = script_scheme(html.unescape(m.group(1)))
+        if scheme is None:
+            continue
+        index = bisect.bisect_right(starts, m.start()) - 1
+        line = section.prose_lines[min(index, len(section.prose_lines) - 1)] if section.prose_lines else section.span[0]
+        yield Finding(
+            "error", "refused-link",
+            f"a link to a {scheme}: URL runs script when followed, so it is shown as its text only; "
+            "link to a page or an http(s) URL instead",
+            path=rel, line=line,
+        )
 
 
 @source_check
@@ -410,7 +430,9 @@ def analyse(rel: str, url: str, text: str) -> PageData:
             SectionData(section_id, tuple(rendered_blocks), code_html, section.code_start, end, "\n".join(section.code), section.prose)
         )
     title = page_title(parsed.meta, parsed.sections, rel)
-    summary = " ".join(parsed.meta.get("summary", "").split())
+    # The summary is a translation key as the front matter has it (only stripped): the caches
+    # key `summary: a  b` with both spaces, and a folded summary with its line break.
+    summary = parsed.meta.get("summary", "")
     redirect = redirect_target(parsed.meta.get("redirect", ""), rel, findings, parsed.meta.line("redirect"))
     return PageData(
         rel,

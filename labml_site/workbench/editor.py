@@ -20,10 +20,11 @@ def git_user_name(cwd: Path | None = None) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
-def start(config: BuildConfig, lang: str, port: int = 0, reviewer: str = ""):
-    """Build and start serving (in a thread); returns (session, server, url to open)."""
+def start(config: BuildConfig, lang: str, port: int = 0, reviewer: str = "", memory: tuple[Path, ...] = ()):
+    """Build and start serving (in a thread); returns (session, server, url to open). `memory`:
+    folders of other translation files whose entries the translation memory also offers."""
     config.live_reload = True  # the build cache stays in memory between saves
-    session = Session(config, lang, reviewer)
+    session = Session(config, lang, reviewer, memory)
     server, token = make_server(session, port)  # the port first: a busy one fails before a build
     try:
         session.rebuild()
@@ -31,6 +32,7 @@ def start(config: BuildConfig, lang: str, port: int = 0, reviewer: str = ""):
         server.server_close()
         raise
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=session.load_memory, daemon=True, name="translation-memory").start()
     url = f"http://127.0.0.1:{server.server_address[1]}/?token={token}"
     return session, server, url
 

@@ -22,7 +22,10 @@ Routes: `GET /` → the language's home page; `GET /__workbench/static/…` the 
 style, and `markup.js` (the prose vocabulary, generated from `read/markup.py`);
 `GET /__workbench/api/page?url=U`; `GET /__workbench/api/build` (the build's number, which pages
 poll to follow a rebuild after an outside change); `POST /__workbench/api/{check,save,review}` with
-`{"url", "key", "value", "expected"}`; anything else is a file of the built site.
+`{"url", "key", "value", "expected"}` (a save of the English unchanged also needs
+`"same_as_english": true`); `POST /__workbench/api/memory` `{"url", "key"}` (translation-memory
+suggestions) and `POST /__workbench/api/concordance` `{"q"}`; anything else is a file of the built
+site.
 """
 from __future__ import annotations
 
@@ -159,8 +162,11 @@ class _Handler(GuardedHandler):
         actions = {
             PREFIX + "api/check": lambda b: self.session.check(_str(b, "url"), _str(b, "key"), _str(b, "value")),
             PREFIX + "api/save": lambda b: self.session.save(
-                _str(b, "url"), _str(b, "key"), _str(b, "value"), b.get("expected") if isinstance(b.get("expected"), str) else None
+                _str(b, "url"), _str(b, "key"), _str(b, "value"), b.get("expected") if isinstance(b.get("expected"), str) else None,
+                b.get("same_as_english") is True,
             ),
+            PREFIX + "api/memory": lambda b: self.session.suggestions(_str(b, "url"), _str(b, "key")),
+            PREFIX + "api/concordance": lambda b: self.session.concordance(_str(b, "q")),
             PREFIX + "api/review": lambda b: self.session.mark_reviewed(_str(b, "url"), _str(b, "key")),
         }
         if route not in actions:

@@ -7,6 +7,13 @@ verdict the build, `check`, `review` and `stats` give: `translate/verdict.py`), 
 `extract.write_translation` (atomic, every other entry kept, formatted as `extract` writes).
 Nothing here re-implements a check.
 
+The page's counts are the build's (`BuildResult.counts`, what the status page shows, as `stats`
+counts them): one total per page everywhere. A save is refused when the value is the English
+copy the editor started from, unless the translator confirms it (a title like "softmax" may stay
+English; an untouched copy must not count as translated by accident); an emptied value is
+written as `""`. The translation memory (`memory.py`) holds every translated entry of the
+language in the site and in the `--memory` folders, and follows the saves.
+
 A block's state is its verdict's: `translated`, `repaired`, `fuzzy`, `untranslated`, `invalid`;
 the page's `stale` entries (keys the page no longer produces) are listed beside the blocks. Only
 a value the page would show as written (translated), or an empty one, is saved: a value that needs
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +38,7 @@ from ..render.localize import plain_text, valid_lists
 from ..translate import glossary, review_state
 from ..builder.entries import asset_reader, figure_entries
 from ..translate.catalog import Catalog, translation_path
+from .memory import Memory
 from ..translate.files import MAX_VALUE_CHARS
 from ..translate.extract import ConcurrentEdit, UnwritableFile, write_translation
 from ..translate.verdict import tally, untranslated_note
@@ -61,7 +70,7 @@ class _Page:
 class Session:
     """The pages of the last build in one language, and the writes the editor may make."""
 
-    def __init__(self, config: BuildConfig, lang: str, reviewer: str = "") -> None:
+    def __init__(self, config: BuildConfig, lang: str, reviewer: str = "", memory: tuple[Path, ...] = ()) -> None:
         self.config = config
         self.lang = lang
         self.reviewer = reviewer
@@ -70,6 +79,67 @@ class Session:
         self.result: BuildResult | None = None
         self.pages: dict[str, _Page] = {}  # page URL (under the language's folder) → page
         self.build_id = 0
+        self.memory_dirs = tuple(Path(d) for d in memory)
+        self.memory = Memory()
+        self.memory_ready = threading.Event()
+        self._memory_stamps: dict[Path, tuple[int, int]] = {}  # site file → (mtime_ns, size) when read
+
+    # -----------------------------------------------------------------------------------------
+    # Translation memory
+
+    def load_memory(self) -> None:
+        """Read the site's translations of the language, then the `--memory` folders (the
+        editor calls this in a thread: suggestions come once it is done)."""
+        self._refresh_site_memory()
+        for folder in self.memory_dirs:
+            self.memory.load_folder(folder, self.lang, folder.name or str(folder))
+        self.memory_ready.set()
+
+    def _site_source(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.name
+
+    def _refresh_site_memory(self) -> None:
+        """Read again the site's files that changed since they were read (saves, outside edits)."""
+        from .memory import language_files
+
+        seen = set()
+        for path in language_files(self.root, self.lang):
+            seen.add(path)
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            stamp = (st.st_mtime_ns, st.st_size)
+            if self._memory_stamps.get(path) != stamp:
+                self._memory_stamps[path] = stamp
+                self.memory.load_file(path, self._site_source(path), self.root)
+        for gone in set(self._memory_stamps) - seen:
+            del self._memory_stamps[gone]
+            self.memory.drop_file(self._site_source(gone))
+
+    def suggestions(self, url: str, key: str) -> dict:
+        """The memory's entries most like this block's English, with their match in percent."""
+        page = self.page(url)
+        self._find_block(page, key)
+        if not self.memory_ready.is_set():
+            return {"ready": False, "suggestions": []}
+        found = self.memory.suggest(key, exclude=(self._site_source(page.catalog_path), key))
+        return {"ready": True, "size": len(self.memory), "suggestions": [
+            {"percent": s.percent, "key": s.unit.key, "value": s.unit.value, "english": s.unit.english,
+             "translation": s.unit.translation, "source": s.unit.source} for s in found]}
+
+    def concordance(self, phrase: str) -> dict:
+        """Entries whose English or translation holds `phrase`, with the text around it."""
+        if len(phrase) > 200:
+            raise Refused(400, "search for a phrase of at most 200 characters")
+        if not self.memory_ready.is_set():
+            return {"ready": False, "hits": []}
+        return {"ready": True, "size": len(self.memory), "hits": [
+            {"english": h.english, "translation": h.translation, "where": h.where, "source": h.unit.source}
+            for h in self.memory.concordance(phrase)]}
 
     # -----------------------------------------------------------------------------------------
     # Building
@@ -89,6 +159,8 @@ class Session:
                                             tuple(figure_entries(data, read)))
             self.result, self.pages = result, pages
             self.build_id += 1
+            if self.memory_ready.is_set():
+                self._refresh_site_memory()
             return result
 
     def page(self, url: str) -> _Page:
@@ -168,7 +240,7 @@ class Session:
             blocks.append(self._block(page, catalog, key, (), len(blocks), None, reviews, "Figure"))
         keys = set(data.keys) | set(page.figures)
         stale = [{"key": k, "value": e.value} for k, e in catalog.entries.items() if k not in keys and e.value.strip()]
-        counts = tally(catalog.verdict(b["key"]) for b in blocks)
+        counts = self._counts(page, catalog)
         return {
             "url": url,
             "lang": self.lang,
@@ -181,6 +253,31 @@ class Session:
             "reviewer": self.reviewer,
             "build": self.build_id,
         }
+
+    def _counts(self, page: _Page, catalog: Catalog) -> dict[str, int]:
+        """The page's entries by state, and their total: the build's counts (the status page's),
+        or, when the build rendered nothing (the site was unchanged), the same verdicts counted
+        here; `stale` as `stats` counts it."""
+        keys = list(dict.fromkeys([*page.data.keys, *page.figures]))
+        built = (self.result.counts.get(self.lang, {}).get(page.file.rel) if self.result is not None else None)
+        counts = dict(tally(catalog.verdict(k) for k in keys)) if built is None else {
+            state: built.get(state, 0) for state in tally(())}
+        known = set(keys)
+        counts["stale"] = sum(1 for k in dict.fromkeys([*catalog.entries, *catalog.blocked]) if k not in known)
+        counts["total"] = sum(n for state, n in counts.items() if state != "stale")
+        return counts
+
+    def block_state(self, url: str, key: str) -> dict:
+        """One block as the page shows it now, and the page's counts (what a save answers)."""
+        page = self.page(url)
+        placeholders, section = self._find_block(page, key)
+        catalog = self._catalog(page)
+        reviews = review_state.load_quietly(page.catalog_path)
+        label = ""
+        if section is None:
+            label = "Title" if key == page.data.title else "Summary" if key == page.data.summary else "Figure"
+        block = self._block(page, catalog, key, placeholders, -1, section, reviews, label)
+        return {"block": block, "counts": self._counts(page, catalog), "build": self.build_id}
 
     def _display_path(self, path: Path) -> str:
         try:
@@ -234,12 +331,19 @@ class Session:
         if len(value) > MAX_VALUE_CHARS:
             raise Refused(413, f"the translation is longer than {MAX_VALUE_CHARS} characters")
 
-    def save(self, url: str, key: str, value: str, expected: str | None) -> dict:
+    def save(self, url: str, key: str, value: str, expected: str | None, same_as_english: bool = False) -> dict:
         """Write `value` for `key` to the page's translation file, if it passes every error-level
         check and the sanitiser (what the build would render), and the file still holds `expected`
-        for this key. Then rebuild, and answer with the block as the page now shows it."""
+        for this key. Then rebuild, and answer with the block as the page now shows it.
+
+        A value that is the English itself is written only with `same_as_english` (the
+        translator confirmed that the words stay English), or when the file already holds it."""
         page = self.page(url)
         self._find_block(page, key)
+        if not same_as_english and value.strip() and same_text(value, key) and not (
+                expected is not None and same_text(expected, value)):
+            raise Refused(422, "not saved: this is the English, unchanged; translate it, or confirm that it "
+                               "stays in English", same_as_english=True)
         verdict = self.check(url, key, value)
         if verdict["status"] == "repaired":
             raise Refused(422, "not saved: the page could show this translation only repaired (see the findings); "
@@ -261,10 +365,8 @@ class Session:
             except OSError as e:
                 raise Refused(500, f"not saved: {getattr(e, 'reason', None) or e.strerror or e}") from None
             self.rebuild()
-            state = self.page_state(url)
-        block = next(b for b in state["blocks"] if b["key"] == key)
-        return {"block": block, "counts": state["counts"], "build": state["build"],
-                "written": [self._display_path(Path(p)) for p in written]}
+            state = self.block_state(url, key)
+        return {**state, "written": [self._display_path(Path(p)) for p in written]}
 
     def mark_reviewed(self, url: str, key: str) -> dict:
         page = self.page(url)
@@ -282,4 +384,15 @@ class Session:
         return {"reviewed": {"by": review.by, "date": review.date, "current": True}}
 
 
-__all__ = ["Session", "Refused"]
+_ENTITY = re.compile(r"&(?:quot|apos|#x0*27|#0*39|#x0*22|#0*34);", re.IGNORECASE)
+
+
+def same_text(value: str, english: str) -> bool:
+    """True when `value` is `english` written again: the same text once edge whitespace is
+    dropped and quotes are read as characters (the editor shows `&quot;` as `"`)."""
+    def norm(text: str) -> str:
+        return _ENTITY.sub(lambda m: html.unescape(m.group(0)), text).strip()
+    return norm(value) == norm(english)
+
+
+__all__ = ["Session", "Refused", "same_text"]

@@ -58,6 +58,9 @@ class BlockState(Protocol):
     def add(self, kind: str, text: str = "", offset: int = 0, placeholder: Placeholder | None = None) -> None: ...
     def open_item(self, k: int, at: int, kind: str = "li", code: str = "", code_at: int = 0, ordered: bool = False) -> None: ...
     def special(self, line: str) -> tuple[Placeholder, int] | None: ...  # a block placeholder's sentinel
+    # lines k … last are one element, written by `render(convert)` (convert: inline Markdown at a
+    # prose offset → HTML with placeholders); no other rule reads them
+    def claim(self, k: int, last: int, render: Callable[[Callable[[str, int], str]], str]) -> None: ...
 
 
 PlaceholderRule = Callable[[str, int], "tuple[Placeholder, int] | None"]
@@ -107,6 +110,18 @@ def per_thread(make: Callable[[], T]) -> Callable[[], T]:
         return found
 
     return get
+
+
+class KeptText:
+    """Raw HTML and entities are hidden from the inline rules behind markers while they run (so
+    no rule reads inside a tag); a rule that must judge what the browser will read (a link's
+    target: `java&#115;cript:`) asks `resolve` for the text the markers stand for."""
+
+    def __init__(self) -> None:
+        self.resolve: Callable[[str], str] = lambda text: text
+
+
+kept_text = per_thread(KeptText)
 
 
 _BY_TRIGGER: tuple[int, dict[str, tuple[PlaceholderRule, ...]]] = (-1, {})

@@ -2,9 +2,11 @@
 as Python-Markdown reads them; emphasis never applies inside a link target."""
 from __future__ import annotations
 
+import html
 import re
 
-from . import inline_rule
+from ..urls import script_scheme
+from . import inline_rule, kept_text
 
 
 _PARENS_RE = re.compile(r"[()]")
@@ -92,6 +94,13 @@ def _links(text: str, depth: int = 0) -> str:
             i = start + 1
             continue
         url, title, end = parsed
+        if script_scheme(html.unescape(kept_text().resolve(url))):
+            # a target that runs script when followed is never written: the label alone
+            # (typeset's check_author_html reports it at its line)
+            out.append(text[i:start])
+            out.append(_links(text[start + 1:j], depth + 1))
+            i = end
+            continue
         # emphasis never applies inside a link target (`samples/__init__.py`): its `_` and `*`
         # are hidden from the later rules and restored after them (`_URL_CHARS`)
         url = url.translate(_HIDE_URL_CHARS)

@@ -11,8 +11,10 @@
   var root = input.getAttribute("data-root") || "";
   var waiting = null;
   var prepared = null;
+  // The menu shows the first few of the same ranked list the search page shows in full, and
+  // says how many there are in all: the two never disagree about a count.
   var MAX_MENU = 8;
-  var MAX_PAGE = 50;
+  var MAX_PAGE = 500;
 
   function load(callback) {
     if (window.labmlSearchIndex) { callback(prepare(window.labmlSearchIndex)); return; }
@@ -52,7 +54,7 @@
   }
 
   // Every term must occur somewhere; titles, headings and defined names weigh more than text.
-  function search(entries, query, limit) {
+  function search(entries, query) {
     var ts = terms(query);
     if (!ts.length) { return []; }
     var found = [];
@@ -70,10 +72,11 @@
       found.push({ entry: e, score: score, order: order });
     });
     found.sort(function (a, b) { return b.score - a.score || a.order - b.order; });
-    return found.slice(0, limit).map(function (f) { return f.entry; });
+    return found.map(function (f) { return f.entry; });
   }
 
   function href(e) {
+    if (e.more) { return e.more; }
     return root + e.url + (e.section ? "#" + e.section : "");
   }
 
@@ -113,10 +116,14 @@
     return e.heading ? e.title + " › " + e.heading : e.title;
   }
 
+  function countText(count) {
+    return count ? (ui.results || "Results: {count}").replace("{count}", count) : (ui.noResults || "No results");
+  }
   function announce(node, count) {
-    if (node) {
-      node.textContent = count ? (ui.results || "Results: {count}").replace("{count}", count) : (ui.noResults || "No results");
-    }
+    if (node) { node.textContent = countText(count); }
+  }
+  function pageHref(query) {
+    return root + "search.html?q=" + encodeURIComponent(query);
   }
 
   // --- The header box: a combobox with a list of suggestions --------------------------------
@@ -151,7 +158,8 @@
 
   function render(entries, query) {
     var ts = terms(query);
-    results = search(entries, query, MAX_MENU);
+    var all = search(entries, query);
+    results = all.slice(0, MAX_MENU);
     list.textContent = "";
     active = -1;
     input.removeAttribute("aria-activedescendant");
@@ -182,11 +190,26 @@
       li.appendChild(a);
       list.appendChild(li);
     });
+    if (all.length > results.length) {  // the rest: on the search page, with the same count
+      var more = document.createElement("li");
+      more.setAttribute("role", "none");
+      var link = document.createElement("a");
+      link.setAttribute("role", "option");
+      link.setAttribute("aria-selected", "false");
+      link.id = "search-result-" + results.length;
+      link.tabIndex = -1;
+      link.className = "search-more";
+      link.href = pageHref(query);
+      link.textContent = (ui.allResults || "All {count} results").replace("{count}", all.length);
+      more.appendChild(link);
+      list.appendChild(more);
+      results = results.concat([{ more: link.href }]);
+    }
     list.hidden = false;
     // The list opens under the box toward the side with room: the header may wrap the box left.
     list.classList.toggle("align-left", input.getBoundingClientRect().right < list.offsetWidth + 8);
     input.setAttribute("aria-expanded", "true");
-    announce(status, results.length);
+    announce(status, all.length);
   }
 
   function update() {
@@ -223,7 +246,7 @@
       var ts = terms(query);
       pageList.textContent = "";
       if (!ts.length) { pageStatus.textContent = ""; return; }
-      var found = search(entries, query, MAX_PAGE);
+      var all = search(entries, query), found = all.slice(0, MAX_PAGE);
       found.forEach(function (e) {
         var li = document.createElement("li");
         var a = document.createElement("a");
@@ -235,7 +258,7 @@
         li.appendChild(p);
         pageList.appendChild(li);
       });
-      announce(pageStatus, found.length);
+      announce(pageStatus, all.length);
     };
     var params = new URLSearchParams(location.search);
     pageInput.value = params.get("q") || "";

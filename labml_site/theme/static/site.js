@@ -24,11 +24,13 @@
     button.type = "button";
     button.className = "copy-button";
     button.textContent = ui.copy || "Copy";
+    button.title = ui.copy || "Copy";
     button.addEventListener("click", function () {
       var text = codeText(block);
       var done = function () {
         button.textContent = ui.copied || "Copied";
-        setTimeout(function () { button.textContent = ui.copy || "Copy"; }, 1500);
+        button.setAttribute("data-done", "");
+        setTimeout(function () { button.textContent = ui.copy || "Copy"; button.removeAttribute("data-done"); }, 1500);
       };
       // Where the clipboard is not available, select the code so the reader can copy it.
       var fallback = function () { selectText(block.querySelector("code") || block); };
@@ -99,6 +101,39 @@
     });
   });
 
+  // A wrapped code line continues at its own indentation (style.css's hanging indent): each
+  // line's leading spaces, as --indent (tabs as the tab size, 4).
+  document.querySelectorAll("pre.code .line").forEach(function (line) {
+    var lead = /^[ \t]*/.exec(line.textContent)[0], n = 0;
+    for (var i = 0; i < lead.length; i++) { n += lead[i] === "\t" ? 4 - (n % 4) : 1; }
+    if (n && n < line.textContent.length) { line.style.setProperty("--indent", String(n)); }
+  });
+
+  // A figure's facts: an SVG's <title> that says more than the image's alt text (numbers a plot
+  // carries, as the learned-attention page's heads) is shown under the figure, since an <img>
+  // never shows it. The figure is the site's own (same origin, already loaded, so from the
+  // cache); opened from file://, where it cannot be read, the page stays as it is.
+  function squash(text) { return (text || "").replace(/\s+/g, " ").trim(); }
+  if (location.protocol !== "file:" && window.fetch && window.DOMParser) {
+    document.querySelectorAll(".docs img[src$='.svg']").forEach(function (img) {
+      fetch(img.src).then(function (r) { return r.ok ? r.text() : ""; }).then(function (text) {
+        if (!text) { return; }
+        var doc = new DOMParser().parseFromString(text, "image/svg+xml");
+        var title = doc.documentElement && doc.documentElement.querySelector(":scope > title");
+        var facts = squash(title && title.textContent), alt = squash(img.alt);
+        var block = img.closest("p, figure, li, div") || img.parentElement;
+        // Nothing to add: the title is the alt text, or the page already says it beside the figure.
+        if (!facts || facts === alt || facts.length <= alt.length || squash(block.textContent).indexOf(facts) >= 0) { return; }
+        var next = block.nextElementSibling;
+        if (next && squash(next.textContent).indexOf(facts) >= 0) { return; }
+        var caption = document.createElement("span");
+        caption.className = "figure-facts";
+        caption.textContent = facts;
+        img.after(caption);
+      }).catch(function () { /* the figure stays as it is */ });
+    });
+  }
+
   // Only boxes that scroll sideways need to be tab stops, to scroll them with the arrow keys:
   // code blocks (focusable in the HTML, for readers without JavaScript) and wide display
   // formulas on narrow screens.
@@ -144,29 +179,78 @@
     }
   });
 
-  // Bilingual reading: the English original under each translated section. The choice is
-  // remembered across pages (and languages) in localStorage.
+  // Bilingual reading: the English of each translated block under that block, when asked for.
+  // The builder marks where each translated block starts (a comment, `<!--en:N-->`, N the block's
+  // place in its section); the English comes from one script per folder (the same for every
+  // translation: each section's blocks' English), loaded the first time it is asked for (a
+  // script, not a fetch, so that it loads from file:// too). What needs no translation is not
+  // repeated: figures, display formulas and code; an English heading is shown as a paragraph,
+  // so the outline keeps one h1 and the reader's language's headings only.
+  // The choice is remembered across pages (and languages) in localStorage.
   var STORE = "labml-site-show-original";
   function remembered() { try { return localStorage.getItem(STORE) === "1"; } catch (e) { return false; } }
-  // The English prose is one script per folder (the same for every translation), loaded the
-  // first time it is asked for: a script, not a fetch, so that it loads from file:// too.
   var originalsLoading = false;
-  function insertOriginals(button) {
-    var label = button.dataset.label, originals = (window.labmlOriginals || {})[button.dataset.page] || {};
-    document.querySelectorAll(".page > .section[data-original]").forEach(function (section) {
-      var html = originals[section.id], docs = section.querySelector(".docs");
-      if (!html || !docs || docs.querySelector(".original")) { return; }
-      var box = document.createElement("div");
-      box.className = "original";
-      box.setAttribute("lang", "en");
-      var heading = document.createElement("p");
-      heading.className = "original-label";
-      heading.setAttribute("lang", document.documentElement.lang);
-      heading.textContent = label;
-      box.appendChild(heading);
-      box.insertAdjacentHTML("beforeend", html);  // the builder's own English page prose
-      docs.appendChild(box);
+  var MARK = /^en:(\d+)$/;
+  function blocksOf(docs) {  // [block index, its elements] in the order of the prose
+    var found = [], current = null;
+    Array.prototype.forEach.call(docs.childNodes, function (node) {
+      var m = node.nodeType === 8 ? MARK.exec(node.data) : null;
+      if (m) { current = [parseInt(m[1], 10), []]; found.push(current); return; }
+      if (node.nodeType !== 1 || !current) { return; }
+      // an untranslated block (shown in English already) ends the translated one before it
+      if (node.classList.contains("untranslated") || node.classList.contains("original")) { current = null; return; }
+      current[1].push(node);
     });
+    return found;
+  }
+  var REPEATS = "img, svg, picture, figure, pre, math[display='block'], .katex-display";
+  function englishOf(element) {  // what of an English element to show: null for nothing
+    var copy = element.cloneNode(true);
+    copy.querySelectorAll(REPEATS).forEach(function (e) { e.remove(); });
+    if (copy.matches(REPEATS)) { return null; }
+    var words = copy.textContent.replace(/\s+/g, "");
+    if (!words && !copy.querySelector("math")) { return null; }  // a figure's or a formula's paragraph
+    if (/^H[1-6]$/.test(copy.tagName)) {
+      var p = document.createElement("p");
+      p.className = "original-heading";
+      while (copy.firstChild) { p.appendChild(copy.firstChild); }
+      copy = p;
+    }
+    copy.querySelectorAll("[id]").forEach(function (e) { e.removeAttribute("id"); });  // ids stay unique
+    copy.removeAttribute("id");
+    return copy;
+  }
+  function englishBox(elements) {
+    var box = document.createElement("div");
+    box.className = "original";
+    box.setAttribute("lang", "en");
+    box.setAttribute("dir", "ltr");
+    elements.forEach(function (e) { box.appendChild(e); });
+    return box;
+  }
+  function insertOriginals(button) {
+    var originals = (window.labmlOriginals || {})[button.dataset.page] || {};
+    document.querySelectorAll(".page > .section[data-original]").forEach(function (section) {
+      var english = originals[section.id], docs = section.querySelector(".docs");
+      if (!english || !docs || docs.querySelector(".original")) { return; }
+      blocksOf(docs).forEach(function (block) {
+        var html = english[block[0]], shown = block[1];
+        if (!html || !shown.length) { return; }
+        var holder = document.createElement("div");
+        holder.innerHTML = html;  // the builder's own English page prose
+        var parts = Array.prototype.slice.call(holder.children);
+        if (parts.length === shown.length) {  // element by element: each under its translation
+          parts.forEach(function (part, i) {
+            var e = englishOf(part);
+            if (e) { shown[i].after(englishBox([e])); }
+          });
+        } else {  // the translation is cut otherwise: the block's English after the block
+          var kept = parts.map(englishOf).filter(Boolean);
+          if (kept.length) { shown[shown.length - 1].after(englishBox(kept)); }
+        }
+      });
+    });
+    tabStops();
   }
   function loadOriginals(button) {
     if (window.labmlOriginals) { insertOriginals(button); return; }
@@ -174,22 +258,42 @@
     originalsLoading = true;
     var script = document.createElement("script");
     script.src = button.dataset.src;
-    script.onload = function () { insertOriginals(button); };
+    script.onload = function () { insertOriginals(button); keepPlace(); };
     document.head.appendChild(script);
+  }
+  // Showing or hiding the English moves everything below the header: keep the block being read
+  // where it was on screen.
+  var anchor = null;
+  function notePlace() {
+    var line = window.innerHeight / 5;
+    anchor = null;
+    var blocks = document.querySelectorAll(".page > .section .docs > :not(.original)");
+    for (var i = 0; i < blocks.length; i++) {
+      var r = blocks[i].getBoundingClientRect();
+      if (r.bottom > line) { anchor = [blocks[i], r.top]; break; }
+    }
+  }
+  function keepPlace() {
+    if (!anchor || window.scrollY === 0) { return; }
+    window.scrollBy(0, anchor[0].getBoundingClientRect().top - anchor[1]);
   }
   function showOriginal(on) {
     document.documentElement.classList.toggle("show-original", on);
     document.querySelectorAll(".bilingual-toggle").forEach(function (b) {
-      b.setAttribute("aria-pressed", on ? "true" : "false");
+      // The label says what a click will do (so no aria-pressed, which would contradict it).
+      b.textContent = on ? b.dataset.hide : b.dataset.show;
+      b.dataset.on = on ? "true" : "false";
       if (on) { loadOriginals(b); }
     });
   }
   document.querySelectorAll(".bilingual-toggle").forEach(function (button) {
     button.hidden = false;
     button.addEventListener("click", function () {
-      var on = button.getAttribute("aria-pressed") !== "true";
+      var on = button.dataset.on !== "true";
       try { localStorage.setItem(STORE, on ? "1" : "0"); } catch (e) { /* private mode: this page only */ }
+      notePlace();
       showOriginal(on);
+      keepPlace();
     });
   });
   if (document.querySelector(".bilingual-toggle")) { showOriginal(remembered()); }
@@ -238,11 +342,24 @@
     var byId = {};
     Array.prototype.forEach.call(links, function (link) { byId[link.getAttribute("href").slice(1)] = byId[link.getAttribute("href").slice(1)] || link; });
     var marked = null;
+    var header = document.querySelector(".site-header");
+    // The section reached: the last whose top has come up to the header's foot (where a link to
+    // it puts it); none at the top of the page, where nothing has been read yet. At the end of
+    // the page, where the last sections cannot come up so far, the last whose top is in the
+    // upper half of the window.
+    var reached = function () {
+      var foot = header && getComputedStyle(header).position === "sticky" ? header.getBoundingClientRect().bottom : 0;
+      var line = foot + 24, found = -1, i;
+      for (i = 0; i < sections.length && sections[i].getBoundingClientRect().top <= line; i++) { found = i; }
+      if (found >= 0 && window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 2) {
+        for (i = found + 1; i < sections.length && sections[i].getBoundingClientRect().top <= window.innerHeight / 2; i++) { found = i; }
+      }
+      return found;
+    };
     var mark = function () {
-      var section = sectionInView(), link = null;
-      // The entry of the nearest section at or above the one in view that has a heading.
-      for (var i = Array.prototype.indexOf.call(sections, section); i >= 0 && !link; i--) { link = byId[sections[i].id] || null; }
-      if (!link && links.length) { link = links[0]; }
+      var link = null;
+      // The entry of the nearest section at or above the one reached that has a heading.
+      for (var i = reached(); i >= 0 && !link; i--) { link = byId[sections[i].id] || null; }
       if (link === marked) { return; }
       if (marked) { marked.removeAttribute("aria-current"); }
       if (link) { link.setAttribute("aria-current", "location"); }

@@ -1,0 +1,197 @@
+"""Reader III in Chromium: bilingual reading per block, code that keeps its shape, search and
+contents, figure facts, print, tab titles. Positions are measured; screenshots for people go to
+artifacts/screenshots/reader/ (git-ignored)."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import ROOT
+from test_browser import DESKTOP, PHONE, base_url, new_page  # noqa: F401 (the module's fixture)
+
+pytestmark = pytest.mark.browser
+SHOTS = ROOT / "artifacts" / "screenshots" / "reader"
+WIDE = {"width": 1400, "height": 900}
+
+
+def test_bilingual_english_under_each_translated_block_only(browser, base_url):
+    context, page, rec = new_page(browser, WIDE)
+    page.goto(base_url + "zh/annotated_attention/mha.html")
+    toggle = page.locator(".bilingual-toggle")
+    assert toggle.text_content() == "显示英文原文" and toggle.get_attribute("aria-pressed") is None
+    toggle.focus()
+    page.keyboard.press("Enter")  # from the keyboard
+    page.wait_for_selector(".original")
+    assert toggle.text_content() == "隐藏英文原文"  # says what the next click does
+    got = page.evaluate("""() => {
+      const boxes = [...document.querySelectorAll('.original')];
+      return {n: boxes.length, lang: boxes.every(b => b.lang === 'en'),
+        h1: document.querySelectorAll('h1').length,
+        headings: document.querySelectorAll('.original h1, .original h2, .original h3, .original h4').length,
+        repeats: document.querySelectorAll('.original img, .original pre, .original math[display=block]').length,
+        // each box right under the translated block it belongs to: touching it, same left edge
+        placed: boxes.every(b => { const p = b.previousElementSibling; if (!p || p.classList.contains('original')) return false;
+          const a = p.getBoundingClientRect(), r = b.getBoundingClientRect(); return r.top >= a.bottom - 1 && r.top - a.bottom < 30 && Math.abs(r.left - a.left) < 2; }),
+        hasEnglish: boxes.every(b => /[A-Za-z]{3}/.test(b.textContent)),
+        tocEnglish: [...document.querySelectorAll('.toc a')].filter(a => /^[A-Za-z ]+$/.test(a.textContent.trim())).length};
+    }""")
+    assert got["n"] > 20 and got["lang"] and got["placed"] and got["hasEnglish"], got
+    assert got["h1"] == 1 and got["headings"] == 0 and got["repeats"] == 0 and got["tocEnglish"] == 0, got
+    page.reload()  # remembered
+    page.wait_for_selector(".original")
+    assert page.text_content(".bilingual-toggle") == "隐藏英文原文"
+    page.click(".bilingual-toggle")
+    assert page.evaluate("document.querySelector('.original').offsetHeight") == 0
+    assert page.text_content(".bilingual-toggle") == "显示英文原文"
+    assert not rec.errors, rec.errors
+    context.close()
+
+
+CODE_JS = """() => {
+  const lines = [...document.querySelectorAll('.section > .code .line')];
+  const row = parseFloat(getComputedStyle(lines[0]).lineHeight);
+  const out = {wrappedShort: [], hang: [], lines: lines.length, longer: 0, extraRows: 0};
+  for (const l of lines) {
+    const text = l.textContent, rows = Math.round(l.getBoundingClientRect().height / row);
+    out.extraRows += rows - 1;
+    if (text.length <= 88 && rows > 1) out.wrappedShort.push(text.length);
+    if (rows > 1) {
+      // where the first character of each row is: the continuation starts right of the indentation
+      const rects = (() => { const rr = document.createRange(); rr.selectNodeContents(l); return [...rr.getClientRects()]; })();
+      const indent = text.length - text.trimStart().length;
+      const ch = (() => { const s = document.createElement('span'); s.style.display = 'inline-block'; s.textContent = '0000000000'; l.appendChild(s); const w = s.getBoundingClientRect().width / 10; s.remove(); return w; })();
+      const top = rects[0].top, lefts = rects.filter(x => x.width && x.top > top + row / 2).map(x => x.left);
+      const gutterEnd = l.getBoundingClientRect().left + parseFloat(getComputedStyle(l.parentElement.parentElement).getPropertyValue('--gutter')) * parseFloat(getComputedStyle(l).fontSize);
+      out.hang.push({indent, cont: Math.round((Math.min(...lefts) - gutterEnd) / ch), marked: getComputedStyle(l).backgroundImage.includes('gradient')});
+    }
+  }
+  return out;
+}"""
+
+
+def test_code_fits_88_columns_at_1400_and_wraps_at_its_own_indentation(browser, base_url):
+    context, page, rec = new_page(browser, WIDE)
+    page.goto(base_url + "annotated_attention/mha.html")
+    got = page.evaluate(CODE_JS)
+    assert got["wrappedShort"] == [], got["wrappedShort"]
+    font = page.evaluate("getComputedStyle(document.querySelector('pre.code')).fontSize")
+    assert font == "12px"  # the original site's code size (pylit.css: div.code pre 12px)
+    context.close()
+    context, page, rec = new_page(browser, PHONE)
+    page.goto(base_url + "annotated_attention/mha.html")
+    got = page.evaluate(CODE_JS)
+    assert got["hang"], "phones wrap (the choice, measured: docs/authors.md)"
+    for h in got["hang"]:
+        # its own indentation, plus the hang (a very deep line's hang stops at 60 % of the width)
+        assert h["marked"] and h["cont"] >= min(h["indent"] + 1, 20), h
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    context.close()
+
+
+def test_search_dropdown_and_page_agree_and_math_reads_as_text(browser, base_url):
+    context, page, rec = new_page(browser, WIDE)
+    page.goto(base_url + "annotated_attention/mha.html")
+    page.fill("#search-input", "attention")
+    page.wait_for_selector("#search-results:not([hidden]) .search-more")
+    menu = page.text_content("#search-status")
+    more = page.text_content(".search-more")
+    page.click(".search-more")
+    page.wait_for_selector("#search-page-results li")
+    listed = page.eval_on_selector_all("#search-page-results li", "els => els.length")
+    assert menu == page.text_content("#search-page-status") == f"Results: {listed}", (menu, listed)
+    assert more == f"All {listed} results" and listed > 8
+    page.fill("#search-page-input", "exp")
+    page.wait_for_function("document.querySelectorAll('#search-page-results li').length > 0")
+    text = page.text_content("#search-page-results")
+    assert "( −" not in text and "exp (" not in text
+    page.goto(base_url + "annotated_attention/scores_and_softmax.html")
+    toc = " ".join(page.eval_on_selector_all(".toc a", "els => els.map(e => e.textContent)"))
+    assert "\\" not in toc and " ( " not in toc and "( −" not in toc, toc
+    context.close()
+
+
+def test_scroll_spy_marks_nothing_until_a_section_is_reached(browser, base_url):
+    context, page, rec = new_page(browser, WIDE)
+    page.goto(base_url + "annotated_attention/mha.html")
+    assert page.evaluate("document.querySelectorAll('.toc a[aria-current]').length") == 0
+    target = page.eval_on_selector_all(".toc a", "els => els[2].getAttribute('href')")
+    page.evaluate(f"document.querySelector('{target}').scrollIntoView()")
+    page.wait_for_timeout(200)
+    assert page.evaluate("document.querySelector('.toc a[aria-current]').getAttribute('href')") == target
+    context.close()
+
+
+def test_figure_title_with_facts_is_shown_under_the_figure(browser, base_url):
+    context, page, rec = new_page(browser, WIDE)
+    page.goto(base_url + "annotated_attention/learned.html")
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(500)
+    shown = page.evaluate("""() => [...document.querySelectorAll('.docs img[src$=".svg"]')].map(img => {
+      const block = img.closest('p, li, div');
+      const next = block.nextElementSibling;
+      const text = block.textContent + ' ' + (next ? next.textContent : '');
+      const r = img.getBoundingClientRect();
+      const cap = img.nextElementSibling && img.nextElementSibling.classList.contains('figure-facts') ? img.nextElementSibling.getBoundingClientRect() : null;
+      return {alt: img.alt, facts: /\\d\\.\\d\\d/.test(text), below: !cap || (cap.top >= r.bottom - 1 && cap.height > 0)};
+    })""")
+    heads = [s for s in shown if s["alt"].startswith("Layer")]
+    assert heads and all(s["facts"] and s["below"] for s in heads), shown
+    context.close()
+
+
+def test_print_to_pdf_has_prose_code_and_math_without_the_interface(browser, base_url, tmp_path):
+    context, page, rec = new_page(browser, WIDE)
+    page.goto(base_url + "annotated_attention/mha.html")
+    page.emulate_media(media="print")
+    got = page.evaluate("""() => {
+      const shown = s => [...document.querySelectorAll(s)].filter(e => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden').length;
+      const clipped = [...document.querySelectorAll('pre.code, .docs math[display=block]')].filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible').length;
+      const wide = [...document.querySelectorAll('pre.code, .docs math[display=block]')].filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).length;
+      return {ui: shown('.site-header, .page-tools, .toc, .pager, .site-footer, .copy-button'), clipped, wide,
+              prose: shown('.docs p'), code: shown('pre.code .line'), math: shown('math')};
+    }""")
+    assert got["ui"] == 0 and got["clipped"] == 0 and got["wide"] == 0, got
+    assert got["prose"] > 10 and got["code"] > 50 and got["math"] > 5, got
+    pdf = page.pdf(format="A4", print_background=True)
+    assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page") - pdf.count(b"/Type /Pages") >= 3
+    (SHOTS).mkdir(parents=True, exist_ok=True)
+    (SHOTS / "mha-print.pdf").write_bytes(pdf)
+    context.close()
+
+
+def test_a_long_site_description_is_cut_to_its_first_clause_in_tab_titles(tmp_path):
+    from labml_site.builder.site import BuildConfig, build
+    from conftest import write_tree
+    import re
+
+    home = "Annotated Research Paper Implementations: Transformers, StyleGAN, Stable Diffusion, DDPM/DDIM, LayerNorm and more"
+    src = write_tree(tmp_path / "src", {"__init__.py": f'"""\n# {home}\n\nHello.\n"""\n', "t/a.py": '"""\n# Multi-headed attention\n\nText.\n"""\n\nx = 1\n'})
+    build(BuildConfig(src, tmp_path / "tr", tmp_path / "site", langs=("en",)))
+    title = re.search(r"<title>([^<]*)</title>", (tmp_path / "site/t/a.html").read_text(encoding="utf-8")).group(1)
+    assert title == "Multi-headed attention · Annotated Research Paper Implementations"
+
+
+@pytest.mark.parametrize("rel, expected", [
+    ("annotated_attention/mha.html", "Multi-Head Attention · Annotated tutorials"),
+    ("zh/annotated_attention/mha.html", "多头注意力 · 注释教程"),
+])
+def test_tab_titles_are_page_title_and_site_name(browser, base_url, rel, expected):
+    context, page, rec = new_page(browser, WIDE)
+    page.goto(base_url + rel)
+    assert page.title() == expected
+    context.close()
+
+
+def test_reader_screenshots(browser, base_url):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for lang, prefix in (("en", ""), ("zh", "zh/")):
+        for name, viewport in (("desktop", WIDE), ("phone", PHONE)):
+            for scheme in ("light", "dark"):
+                context, page, _ = new_page(browser, viewport, scheme)
+                page.goto(base_url + prefix + "annotated_attention/mha.html")
+                if lang == "zh":
+                    page.click(".bilingual-toggle")
+                    page.wait_for_selector(".original")
+                page.evaluate("document.querySelector('#scores').scrollIntoView()")
+                page.wait_for_timeout(150)
+                page.screenshot(path=str(SHOTS / f"mha-{lang}-{name}-{scheme}.png"))
+                context.close()
