@@ -24,6 +24,9 @@ language:
 - formulas on the pages (our `<math>`, the original's KaTeX);
 - internal links that do not resolve, split into broken in the sources (the href is written in
   a source file) and made by us;
+- math (benchmarks/math_fidelity.py, English pages): rows of the sources' multi-row environments
+  against the `<mtr>` rows built, formulas refused, formulas whose TeX is not the source's,
+  numbered rows and empty numbered rows;
 - `#section-N` anchors of the original pages that do not resolve on ours; those of a language
   page whose sections differ from the original's own English page of the same path (published
   from an older source: no build of today's source can have them) are counted apart.
@@ -51,6 +54,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from labml_site.builder.site import analyse_pages  # noqa: E402
 from labml_site.read.structure import discover  # noqa: E402
 from labml_site.translate.catalog import Catalog, is_sidecar  # noqa: E402
+
+from math_fidelity import measure as measure_math  # noqa: E402  (benchmarks/math_fidelity.py)
 
 try:
     from labml_site.translate.repair import legacy_key  # noqa: E402
@@ -396,6 +401,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(line)
     print("[site]")
     print("  " + original_urls(docs, site, source, ["en", *langs]))
+    # Math, on the English pages (the site's root; the languages' pages have the same formulas)
+    print("[en]")
+    print("\n".join(measure_math(site, [(f.url, f.path) for f in files.pages]).lines()))
     return 0
 
 

@@ -24,7 +24,7 @@ from labml_site.read.prose import section_blocks  # noqa: E402
 from labml_site.read.sections import SourceError, parse_source  # noqa: E402
 from labml_site.typeset import math as tm  # noqa: E402
 
-GOAL_PER_CPU_S = 50_000
+GOAL_PER_CPU_S = 45_000  # the floor the project holds math to (docs/math.md)
 
 
 def corpus_formulas(corpus: Path) -> list[tuple[str, bool, str, int]]:

@@ -199,3 +199,95 @@ def test_vocabulary_checker_sees_definitions():
     # a docstring may describe the format, and other tag sets are no block-tag sets
     assert not vocabulary_outside(Path("x.py"), '"""Keys hold `<span translate=no>_^_N_^_</span>`."""\nV = {"br", "img", "hr"}\n')
     assert not vocabulary_in_javascript(Path("x.js"), 'var t = a || b || c; // p|div|ul in a comment')
+
+
+# ---------------------------------------------------------------------------------------------
+# One memo layer (`builder/memo.py`): no other module builds a cache digest. The storage tier
+# (`builder/cache.py`) hashes what it stores (file bytes, pack names); everything else asks the
+# memo layer, so that a digest always names the stage and every input it declares.
+
+DIGEST_OWNERS = {PACKAGE / "builder" / "memo.py", PACKAGE / "builder" / "cache.py"}
+_DIGEST_NAMES = {"digest", "value_digest", "fingerprint_of", "builder_fingerprint"}
+
+
+def digests_outside(path: Path, source: str) -> list[str]:
+    """Where a module builds a cache digest by hand: imports the store's hashing, or hashes with
+    hashlib (a theme's fingerprint aside, which the memo layer takes as an input)."""
+    wrong = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "cache":
+            names = {a.name for a in node.names} & _DIGEST_NAMES
+            if names:
+                wrong.append(f"{path}:{node.lineno} imports {sorted(names)} from the cache")
+        elif isinstance(node, ast.Attribute) and node.attr in {"value_digest", "digest_of"} | {"key"} and isinstance(node.value, ast.Name) and node.value.id in ("store", "cache", "build_cache", "Engine", "engine"):
+            wrong.append(f"{path}:{node.lineno} builds a digest with {node.value.id}.{node.attr}")
+        elif isinstance(node, ast.Attribute) and node.attr == "digest" and isinstance(node.value, ast.Name) and node.value.id in ("store", "cache", "build_cache"):
+            wrong.append(f"{path}:{node.lineno} builds a digest with {node.value.id}.digest")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and path.parts[0] == "builder":
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if "hashlib" in modules:
+                wrong.append(f"{path}:{node.lineno} hashes with hashlib")
+    return wrong
+
+
+def test_cache_digests_are_built_only_by_the_memo_layer():
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path not in DIGEST_OWNERS:
+            wrong += digests_outside(path.relative_to(PACKAGE), path.read_text(encoding="utf-8"))
+    assert not wrong, "ask builder/memo.py for digests (Memo.digest, Memo.call, Memo.output_digest):\n" + "\n".join(wrong)
+
+
+def test_digest_checker_sees_hand_made_digests():
+    assert digests_outside(Path("builder/x.py"), "from .cache import digest\n")
+    assert digests_outside(Path("builder/x.py"), "key = store.value_digest(inputs)\n")
+    assert digests_outside(Path("builder/x.py"), "key = Engine.key('page', rel)\n")
+    assert digests_outside(Path("builder/x.py"), "import hashlib\n")
+    assert not digests_outside(Path("builder/x.py"), "key = memo.digest(stage, rel)\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering does no I/O: render/ turns data into text; the builder reads and writes at the edges.
+
+RENDER = PACKAGE / "render"
+_IO_MODULES = {"os", "shutil", "pathlib", "tempfile", "subprocess", "socket", "glob", "urllib.request", "http.client"}
+_IO_CALLS = {"open"}
+_IO_METHODS = {
+    "read_bytes", "read_text", "write_bytes", "write_text", "open", "mkdir", "unlink", "rmdir",
+    "touch", "iterdir", "glob", "rglob", "exists", "is_file", "is_dir", "stat", "lstat", "readlink", "chmod",
+}
+_IO_NAMES = {"FileSystemLoader", "FileSystemBytecodeCache"}
+
+
+def io_in(path: Path, source: str) -> list[str]:
+    wrong = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            wrong += [f"{path}:{node.lineno} imports {a.name}" for a in node.names if a.name in _IO_MODULES]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module in _IO_MODULES:
+            wrong.append(f"{path}:{node.lineno} imports from {node.module}")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in _IO_CALLS:
+                wrong.append(f"{path}:{node.lineno} calls {func.id}()")
+            elif isinstance(func, ast.Attribute) and func.attr in _IO_METHODS:
+                wrong.append(f"{path}:{node.lineno} calls .{func.attr}()")
+        elif isinstance(node, ast.Name) and node.id in _IO_NAMES:
+            wrong.append(f"{path}:{node.lineno} uses {node.id}")
+    return wrong
+
+
+def test_render_does_no_io():
+    wrong = []
+    for path in sorted(RENDER.rglob("*.py")):
+        wrong += io_in(path.relative_to(PACKAGE), path.read_text(encoding="utf-8"))
+    assert not wrong, "rendering does no I/O: read and write in builder/ and hand render/ the data:\n" + "\n".join(wrong)
+
+
+def test_io_checker_sees_io():
+    assert io_in(Path("render/x.py"), "import os\n")
+    assert io_in(Path("render/x.py"), "from pathlib import Path\n")
+    assert io_in(Path("render/x.py"), "data = open(name).read()\n")
+    assert io_in(Path("render/x.py"), "text = path.read_text()\n")
+    assert io_in(Path("render/x.py"), "loader = FileSystemLoader(folder)\n")
+    assert not io_in(Path("render/x.py"), "text = text.replace('a', 'b')\nparts = name.split('/')\n")

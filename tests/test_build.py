@@ -143,7 +143,7 @@ def test_failed_build_leaves_previous_site_intact(tmp_path):
     theme = tmp_path / "theme"
     import shutil
 
-    from labml_site.render.theme import DEFAULT_TEMPLATES
+    from labml_site.builder.theme import DEFAULT_TEMPLATES
 
     shutil.copytree(DEFAULT_TEMPLATES, theme)
     (theme / "page.html").write_text("{% extends 'base.html' %}{% block main %}{{ no_such_variable }}{% endblock %}")

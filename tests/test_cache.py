@@ -19,14 +19,14 @@ import pytest
 
 from labml_site.builder import cache as build_cache
 from labml_site.builder import site as builder
-from labml_site.render import i18n
+from labml_site.builder import ui_catalogs as i18n
 from labml_site.typeset import linking
-from labml_site.builder import engine as engine_module
+from labml_site.builder import produce as engine_module
 from labml_site.builder import pipeline
 from labml_site.builder import prepare
 from labml_site.builder.site import BuildConfig, build
 from labml_site.typeset.page import analyse
-from labml_site.render.theme import DEFAULT_TEMPLATES
+from labml_site.builder.theme import DEFAULT_TEMPLATES
 
 from conftest import TOY_PAGE, write_json, write_tree
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_json, write_tree
-from labml_site.render.theme import DEFAULT_TEMPLATES, REQUIRED_TEMPLATES, theme_problems
+from labml_site.builder.theme import DEFAULT_TEMPLATES, REQUIRED_TEMPLATES, theme_problems
 from test_cli import cli, one_error_line
 
 PAGE = '"""\n# Page\n\nHello, reader.\n"""\nx = 1\n'
@@ -123,13 +123,13 @@ def test_a_template_that_does_not_parse_is_named_with_its_line(tmp_path):
 
 
 def test_every_template_the_builder_renders_is_required():
-    """The builder's template names (builder/site.py) are the ones the theme check asks for."""
+    """The builder's template names (render/outputs/pages.py) are the ones the theme check asks for."""
     import re
 
     from conftest import ROOT
 
-    source = (ROOT / "labml_site/builder/site.py").read_text(encoding="utf-8")
-    rendered = set(re.findall(r'_inputs\(\s*site, lang, "([\w.]+\.html)"', source))
+    source = (ROOT / "labml_site/render/outputs/pages.py").read_text(encoding="utf-8")
+    rendered = set(re.findall(r'site\.template\("([\w.]+\.html)"', source))
     assert rendered and rendered <= set(REQUIRED_TEMPLATES), rendered
 
 

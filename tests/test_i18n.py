@@ -4,8 +4,9 @@ import re
 import pytest
 from jinja2.ext import babel_extract
 
-from labml_site.render.i18n import LOCALES_DIR, language_name, load_ui
-from labml_site.render.theme import DEFAULT_TEMPLATES
+from labml_site.builder.ui_catalogs import LOCALES_DIR, load_ui
+from labml_site.render.i18n import language_name
+from labml_site.builder.theme import DEFAULT_TEMPLATES
 
 SHIPPED = sorted(p.name for p in LOCALES_DIR.iterdir() if p.is_dir())
 

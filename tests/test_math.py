@@ -105,7 +105,7 @@ def test_mathop_yields_text_only_token_elements() -> None:
         for element in find_all(markup, name):
             assert len(element) == 0, f"<{name}> holds elements"
     names = [e.text for e in find_all(markup, "mi")]
-    assert "softmax" in names  # one name, not seven letters
+    assert "\U0001d460\U0001d45c\U0001d453\U0001d461\U0001d45a\U0001d44e\U0001d465" in names  # one name, in math italic
     assert "s" not in names
 
 
@@ -177,9 +177,9 @@ def test_multi_letter_scripts_are_one_identifier_in_italic() -> None:
     assert [local(e) for e in both] == ["mi", "mi", "mi"] and both[2].text == "\U0001d456\U0001d45b"
 
 
-def test_mathop_name_is_upright() -> None:
+def test_mathop_name_is_italic_as_in_tex_and_operatorname_upright() -> None:
     names = [e.text for e in find_all(tex_to_mathml(r"\mathop{softmax}(x) + \operatorname{relu}(y)", False), "mi")]
-    assert "softmax" in names and "relu" in names
+    assert "\U0001d460\U0001d45c\U0001d453\U0001d461\U0001d45a\U0001d44e\U0001d465" in names and "relu" in names
 
 
 def test_upright_names_and_letters() -> None:
@@ -221,8 +221,16 @@ def test_symbols() -> None:
     (r"\color{#ff8000} x", "#FF8000"), (r"\textcolor{#abc}{x}", "#AABBCC"), (r"{\color{coral} x}", "#FF7F50"),
 ])
 def test_colours_are_styles(tex: str, colour: str) -> None:
+    from labml_site.typeset.math import DARK_BACKGROUND, LIGHT_BACKGROUND, contrast, readable_colour
+
     styled = [e for e in parse(tex_to_mathml(tex, False)).iter() if "color:" in (e.get("style") or "")]
-    assert styled and styled[0].get("style") == f"color:{colour};"
+    light, dark = readable_colour(colour[1:], False), readable_colour(colour[1:], True)
+    assert styled and styled[0].get("style") == f"color:#{light};--math-dark:#{dark};"
+    rgb = lambda h: tuple(int(h[i:i + 2], 16) for i in (0, 2, 4))  # noqa: E731
+    assert contrast(rgb(light), LIGHT_BACKGROUND) >= 3 and contrast(rgb(dark), DARK_BACKGROUND) >= 3
+    import colorsys
+    hue = lambda h: colorsys.rgb_to_hls(*(c / 255 for c in rgb(h)))[0]  # noqa: E731
+    assert abs(hue(light) - hue(colour[1:])) < 0.02 and abs(hue(dark) - hue(colour[1:])) < 0.02  # hue kept
 
 
 def test_a_bad_colour_is_refused() -> None:
@@ -261,10 +269,14 @@ def test_environments_produce_tables(tex: str, rows: int, cells: int) -> None:
                == cells for row in table_rows), tex
 
 
-def test_align_is_numbered_and_starred_align_is_not() -> None:
-    markup = tex_to_mathml(r"\begin{align}a &= b \\ c &= d\end{align}", True)
+def test_align_is_numbered_only_when_asked() -> None:
+    # numbers only when asked: the page's opt-in (`numbers`), or a \tag or \label in the formula
+    assert "(1)" not in tex_to_mathml(r"\begin{align}a &= b \\ c &= d\end{align}", True)
+    markup = tex_to_mathml(r"\begin{align}a &= b \\ c &= d\end{align}", True, numbers=True)
     assert [e.text for e in find_all(markup, "mtext")] == ["(1)", "(2)"]
-    assert "(1)" not in tex_to_mathml(r"\begin{align*}a &= b \\ c &= d\end{align*}", True)
+    markup = tex_to_mathml(r"\begin{align}a &= b \label{x} \\ c &= d\end{align}", True)
+    assert [e.text for e in find_all(markup, "mtext")] == ["(1)", "(2)"]  # as LaTeX numbers it
+    assert "(1)" not in tex_to_mathml(r"\begin{align*}a &= b \\ c &= d\end{align*}", True, numbers=True)
 
 
 def test_matrix_delimiters() -> None:
@@ -576,7 +588,7 @@ def test_a_page_numbers_on_and_references_link_to_their_equation() -> None:
         (r"\begin{gather} g \\ h \notag \end{gather}", True),
         (r"\ref{second} \foo", False),
     ]
-    results = typeset_page(formulas)
+    results = typeset_page(formulas, numbers=True)  # the page opted in
     assert isinstance(results[4], MathError)  # one bad formula leaves the others numbered
     link = [e for e in parse(results[0]).iter() if e.tag.endswith("a")]
     assert [a.get("href") for a in link] == ["#eq-second"] and link[0].text == "(2)"

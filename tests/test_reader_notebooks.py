@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from labml_site.render.i18n import load_ui
+from labml_site.builder.ui_catalogs import load_ui
 from labml_site.render.notebooks import INTRO_MESSAGE, _intro, fields_as_lists, translated_intro
 
 from conftest import ROOT

@@ -442,7 +442,7 @@ OUTSIDE_VECTORS = [
 @pytest.mark.parametrize("url", OUTSIDE_VECTORS)
 def test_the_outside_request_guard_reads_urls_as_browsers_do(url):
     assert is_outside(url)
-    # a raw docstring: the URL reaches the prose as written (a non-raw one reads `\\` as `\`)
+    # the URL reaches the prose as written (a docstring, raw or not, is read as written)
     page = analyse("p.py", "p.html", f'r"""\n# P\n\n![a picture]({url})\n"""\n')
     block = page.sections[0].blocks[0]
     html = "".join(block.placeholders) + block.key  # (with a space inside, it is no image at all)

@@ -237,9 +237,9 @@ def test_cli_build_with_a_bomb_prints_no_traceback(tmp_path):
 
 @pytest.mark.own_process
 def test_a_render_worker_that_dies_stops_the_build_with_one_line_and_keeps_the_site(tmp_path, monkeypatch):
-    from labml_site.builder import engine
+    from labml_site.builder import produce as engine
     from labml_site.errors import UserError
-    from labml_site.render import theme
+    from labml_site.builder import theme
 
     src = _toy(tmp_path, n=120)
     first = build(BuildConfig(src, tmp_path / "tr", tmp_path / "site", langs=("en",), jobs=1, cache=False))

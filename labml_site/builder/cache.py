@@ -171,6 +171,11 @@ class FileDigests:
                 self.memory.set_head(key, known)
         return known[1]
 
+    @staticmethod
+    def of_bytes(data: bytes) -> str:
+        """The digest `digest` gives a file holding `data`."""
+        return digest(data)
+
     def digest_of(self, paths: Iterable[Path]) -> str:
         """One digest for several files, a missing one counting as a distinct value."""
         return digest(*(self.digest(path) for path in paths))
@@ -570,26 +575,6 @@ class BuildStats:
 _MEMORY: dict[Path, dict[str, Any]] = {}  # cache folder → objects, for long-lived processes
 
 
-class _Memo(dict):
-    """A dict that forgets, at `finish`, the keys the current build did not read or write."""
-
-    def start(self) -> None:
-        self.touched: set = set()
-
-    def get(self, key, default=None):
-        self.touched.add(key)
-        return super().get(key, default)
-
-    def __setitem__(self, key, value) -> None:
-        self.touched.add(key)
-        super().__setitem__(key, value)
-
-    def forget_untouched(self) -> None:
-        for key in [k for k in self if k not in getattr(self, "touched", ())]:
-            del self[key]
-
-
-_MEMO: dict[tuple[Path, str], _Memo] = {}
 _HEADS: dict[Path, dict[str, Any]] = {}  # cache folder → heads, for long-lived processes
 _PACK = "pack:"  # heads[_PACK + key]: the pack file that holds key's entry
 
@@ -603,7 +588,6 @@ class BuildCache:
     manifest: RenderManifest
     fingerprint: str
     enabled: bool = True
-    memos_started: set[str] = field(default_factory=set)
     # Heads (heads.py): small facts about each cached object, all in one record, so a build can
     # know every page without loading it. key → head; like objects, keyed by content.
     heads: dict[str, Any] = field(default_factory=dict)
@@ -681,18 +665,6 @@ class BuildCache:
         """Whether `key` has an entry, on its own or in a pack (as far as this build knows)."""
         return self.enabled and (self.store.has(key) or _PACK + key in self.heads)
 
-    def memo(self, kind: str) -> dict[str, Any]:
-        """A dict for derived objects that a long-lived process (`serve`) keeps from one build to
-        the next, keyed by cache keys (so an entry is never stale); a fresh dict otherwise.
-        `finish` drops the entries this build did not use."""
-        if self.store.memory is None or not self.enabled:
-            return {}
-        memo = _MEMO.setdefault((self.root, kind), _Memo())
-        if kind not in self.memos_started:
-            self.memos_started.add(kind)
-            memo.start()
-        return memo
-
     def put(self, key: str, value: Any) -> None:
         if self.enabled:
             self.store.put(key, value)
@@ -738,9 +710,6 @@ class BuildCache:
         self.manifest.save(out, kept)
         self.save_heads()
         self.store.prune()
-        for (root, _kind), memo in _MEMO.items():
-            if root == self.root:
-                memo.forget_untouched()
 
 
 __all__ = [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..read.urls import url_problem
-from ..render.theme import DEFAULT_TEMPLATES
+from .theme import DEFAULT_TEMPLATES
 
 # BCP 47-shaped tags: `en`, `zh`, `pt-BR`, `zh-Hant`. Tags become parts of file and URL paths
 # (`zh/…`, `<page>.zh.json`), so nothing else (`..`, `/`, spaces) may get through.

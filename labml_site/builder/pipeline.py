@@ -5,14 +5,17 @@
     PageData + the site's symbols ──link──▶ linked code   once per file, after every file's analysis
     PageData ──notebook──▶ .ipynb                          once per Python file
 
-The engine (`engine.py`) memoises each call by the digest of its inputs and runs independent
-calls in worker processes; `prepare.py` schedules them and `site.py` renders the outputs. A
+The memo layer (`memo.py`) memoises each call by the digest of the stage and its inputs;
+`prepare.py` schedules them (independent calls in worker processes) and `site.py` renders the
+outputs. A
 stage is a function of its arguments alone, which is what makes it safe to memoise and to
 run anywhere.
 """
 from __future__ import annotations
 
 import posixpath
+from dataclasses import replace
+from pathlib import Path
 
 from ..findings import Finding
 from ..render import notebooks, search_index
@@ -64,6 +67,21 @@ def localize_file(data: PageData, lang: str, catalog: Catalog | None, marker: st
     page = localize(data, lang, catalog, marker)
     search = search_index.entries({data.rel: page}, {data.rel: data.url}) if published else []
     return local_text(page, catalog.findings if catalog else (), search, marker)
+
+
+def localize_at(data: PageData, lang: str, catalog: str | None, root: str, marker: str, is_index: bool) -> LocalText:
+    """`localize_file` with the translation file at `catalog` (and its fuzzy sidecar; None for
+    the base language), under the translations folder `root`; a page is published when it has
+    sections or is a folder's index."""
+    loaded = Catalog.load(Path(catalog), lang, root=root or None) if catalog is not None else None
+    return localize_file(data, lang, loaded, marker, is_index or bool(data.sections))
+
+
+def with_links(page: PageData, code: tuple[str | None, ...]) -> PageData:
+    """The page with the code `link_file` linked (None: a section it left as it was)."""
+    if all(c is None for c in code):
+        return page
+    return replace(page, sections=tuple(s if c is None else replace(s, code_html=c) for s, c in zip(page.sections, code)))
 
 
 def link_file(page: PageData, symbols: linking.Symbols) -> tuple[str | None, ...]:

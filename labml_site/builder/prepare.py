@@ -1,12 +1,14 @@
 """Scheduling the per-file stages (`pipeline.py`): each file's analysis and its text in every
-language, then its linked code, each memoised by the engine under the digest of its inputs.
+language, then its linked code, each a call of the memo layer (`memo.py`), known by the digest
+of the stage and its inputs.
 
-A file's keys come from the bytes of its source and translation files. What the engine has for
-them is reused; the rest is computed in worker processes when there is enough of it, a group of
-files at a time, whose entries are stored together in one pack. The main process gets back only
-the small heads (`heads.py`); pages and texts are loaded, or computed again when an entry has
-gone, only when an output that shows them has to be rendered (`load_page`, `load_text`).
-Code linking depends on every page's definitions, so its keys are made after all heads are known.
+A file's digests come from the bytes of its source and translation files. What the memo layer
+has for them is reused; the rest is computed in worker processes when there is enough of it, a
+group of files at a time, whose entries are stored together in one pack. The main process gets
+back only the small heads (`heads.py`); pages and texts are loaded, or computed again when an
+entry has gone, only when an output that shows them has to be rendered (`load_page`,
+`load_text`, `linked_page`: each one `Memo.call`). Code linking depends on every page's
+definitions, so its digests are made after all heads are known.
 """
 from __future__ import annotations
 
@@ -20,16 +22,19 @@ from typing import Callable, Iterable, Iterator
 from ..findings import Finding
 from ..read.safe_files import read_regular
 from ..read.structure import MAX_SOURCE_BYTES, SiteFiles, SourceFile
-from ..render.i18n import load_ui
+
 from ..render.text import LocalText
-from ..translate.catalog import Catalog, fuzzy_path, resolve_translation_path
+from ..translate import glossary
+from ..translate.catalog import fuzzy_path, resolve_translation_path
 from ..typeset import linking
 from ..typeset.page import PageData
+from . import memo as memo_layer
 from . import pipeline
-from .cache import MISS, FileDigests, ObjectStore, digest
+from .cache import MISS, FileDigests, ObjectStore
 from .config import BuildConfig
-from .engine import Engine
+from .ui_catalogs import load_ui
 from .heads import PageHead, TextHead, page_head, text_head
+from .memo import Input, Memo
 from .workers import pool_context
 
 
@@ -38,7 +43,7 @@ PARALLEL_MIN_FILES = 24  # below this, starting workers costs more than it saves
 
 def _analyse_file(args: tuple[str, str, str]) -> PageData:
     rel, url, path = args
-    return pipeline.analyse_file(rel, url, read_regular(path, MAX_SOURCE_BYTES))
+    return memo_layer.run(pipeline.analyse_file, rel, url, read_regular(path, MAX_SOURCE_BYTES))
 
 
 def analyse_pages(files: Iterable[SourceFile], jobs: int = 0) -> dict[str, PageData]:
@@ -57,9 +62,10 @@ def analyse_pages(files: Iterable[SourceFile], jobs: int = 0) -> dict[str, PageD
 class _LangJob:
     lang: str
     catalog: str | None  # the translation file; None for the base language
-    catalog_digest: str  # of the file and its fuzzy sidecar, as read when the key was made
+    files: tuple[str, ...]  # what `localize_at` reads: the file and its fuzzy sidecar
+    files_digest: str  # of their names and bytes, as read when the digest was made
     marker: str  # "Not yet translated" in this language
-    key: str
+    digest: str  # the digest of the text
     root: str = ""  # the translations folder (no link below it is followed)
 
 
@@ -68,8 +74,8 @@ class _FileJob:
     rel: str
     url: str
     is_index: bool
-    source: bytes  # exactly the bytes `key` was computed from
-    key: str
+    source: bytes  # exactly the bytes its digest was made from
+    digest: str  # the digest of its analysis
     data: PageData | None  # the cached analysis, when only some languages are missing
     langs: tuple[_LangJob, ...]
 
@@ -84,23 +90,23 @@ class Prepared:
 
     heads: dict[str, PageHead]  # rel → head, in discovery order
     text_heads: dict[str, dict[str, TextHead]]  # rel → lang → head
-    keys: dict[str, str]  # rel → cache key of its analysis
-    text_keys: dict[str, dict[str, str]] = field(default_factory=dict)  # rel → lang → key of its text
-    source_digests: dict[str, str] = field(default_factory=dict)  # of the bytes each key was made from
+    digests: dict[str, str]  # rel → digest of its analysis
+    text_digests: dict[str, dict[str, str]] = field(default_factory=dict)  # rel → lang → digest of its text
+    source_digests: dict[str, str] = field(default_factory=dict)  # of the bytes each digest was made from
     files: dict[str, SourceFile] = field(default_factory=dict)
     lang_jobs: dict[tuple[str, str], "_LangJob"] = field(default_factory=dict)
-    pages: dict[str, PageData] = field(default_factory=dict)  # loaded or computed so far
-    texts: dict[tuple[str, str], LocalText] = field(default_factory=dict)  # (rel, lang) → text
-    linked: dict[str, PageData] = field(default_factory=dict)  # rel → the page with that code
     notebooks: dict[str, str] = field(default_factory=dict)  # rel → its .ipynb, made with its analysis
-    unlinked: dict[str, str] = field(default_factory=dict)  # rel → key of links no build has stored yet
-    kept: dict[str, str] = field(default_factory=dict)  # rel → key of the broken analysis its last good page stands in for
+    unlinked: dict[str, str] = field(default_factory=dict)  # rel → digest of links no build has stored yet
+    kept: dict[str, str] = field(default_factory=dict)  # rel → digest of the broken analysis its last good page stands in for
+    is_index: dict[str, bool] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)  # about the inputs (a translation found by case)
 
 
-def _catalog_files(path: Path) -> list[Path]:
-    """What `Catalog.load` reads: the translation file and its fuzzy sidecar."""
-    return [path, fuzzy_path(path)]
+def _catalog_files(path: Path, lang: str) -> list[Path]:
+    """What `Catalog.load` reads: the translation file, its fuzzy sidecar, and the glossary its
+    checks compare terms with (if there is one)."""
+    found = glossary.glossary_path(path.parent, lang)
+    return [path, fuzzy_path(path)] + ([found] if found is not None else [])
 
 
 @dataclass(frozen=True)
@@ -119,21 +125,19 @@ def _prepare_file(job: _FileJob, entries: dict[str, object] | None, send: bool =
     render load it from the cache (sending it costs pickling it twice, and the main process's
     time unpickling it while the workers are busy)."""
     analysed = job.data is None
-    data = pipeline.analyse_file(job.rel, job.url, job.source) if analysed else job.data
+    data = memo_layer.run(pipeline.analyse_file, job.rel, job.url, job.source) if analysed else job.data
     if analysed and entries is not None and not _failed(data):
-        entries[job.key] = data
-    published = job.is_index or bool(data.sections)
+        entries[job.digest] = data
     if _failed(data):
         entries = None  # nothing of a failed analysis is remembered
     texts: dict[str, LocalText] = {}
     text_heads: dict[str, TextHead] = {}
     for lj in job.langs:
-        catalog = Catalog.load(Path(lj.catalog), lj.lang, root=lj.root or None) if lj.catalog is not None else None
-        text = pipeline.localize_file(data, lj.lang, catalog, lj.marker, published)
+        text = memo_layer.run(pipeline.localize_at, data, lj.lang, lj.catalog, lj.root, lj.marker, job.is_index, files=lj.files)
         text_heads[lj.lang] = text_head(text, data)
-        # Cache it only if the translation file is still what the key was computed from.
-        if entries is not None and (lj.catalog is None or FileDigests().digest_of(_catalog_files(Path(lj.catalog))) == lj.catalog_digest):
-            entries[lj.key] = replace(text, search_rows="")  # the rows are kept once, in its head
+        # Cache it only if the translation file is still what the digest was computed from.
+        if entries is not None and (not lj.files or memo_layer.unchanged(lj.files, lj.files_digest)):
+            entries[lj.digest] = _stored_text(text)
             if send:
                 texts[lj.lang] = text
         else:
@@ -148,6 +152,10 @@ class _GroupResult:
     results: tuple[_FileResult, ...]
     pack: str = ""  # the cache pack the group's entries were stored in ("" when none)
     packed: tuple[str, ...] = ()  # their keys
+
+
+def _stored_text(text: LocalText) -> LocalText:
+    return replace(text, search_rows="")  # the rows are kept once, in its head
 
 
 def _prepare_group(jobs: tuple[_FileJob, ...], store: ObjectStore | None, send: bool = True) -> _GroupResult:
@@ -255,95 +263,122 @@ def _size(file: SourceFile) -> int:
 def prepare_pages(
     files: SiteFiles,
     config: BuildConfig,
-    engine: Engine,
+    memo: Memo,
     meanwhile: Callable[[], object] | None = None,
 ) -> Prepared:
     """Every page's head and its text heads in every language, computing only what changed.
     `meanwhile`: the main process's own work, done while worker processes (if any) analyse."""
-    fingerprint = engine.fingerprint
     markers = {lang: load_ui(lang, config.locales).gettext("Not yet translated") for lang in config.langs}
     prepared = Prepared({}, {f.rel: {} for f in files.pages}, {})
-    dispatch = _Dispatch(engine.object_store, config.jobs, len(files.pages))
+    dispatch = _Dispatch(memo.object_store, config.jobs, len(files.pages))
     try:
         # Largest files first, so the workers finish together.
         for file in sorted(files.pages, key=_size, reverse=True):
-            job = _file_job(prepared, engine, config, file, fingerprint, markers)
+            job = _file_job(prepared, memo, config, file, markers)
             if job is not None:
                 dispatch.add(job)
         if dispatch.pool is not None:
-            engine.stats.workers = min(dispatch.workers, dispatch.count)
+            memo.stats.workers = min(dispatch.workers, dispatch.count)
         for group, result in dispatch.results(meanwhile):
-            _take_group(prepared, engine, group, result)
+            _take_group(prepared, memo, group, result)
     finally:
         dispatch.close()
-    _keep_last_good(prepared, engine, config, markers)
+    _keep_last_good(prepared, memo, config, markers)
     order = [f.rel for f in files.pages]  # discovery order, as the site lists them
     prepared.heads = {rel: prepared.heads[rel] for rel in order}
-    prepared.keys = {rel: prepared.keys[rel] for rel in order}
+    prepared.digests = {rel: prepared.digests[rel] for rel in order}
     prepared.files = {rel: prepared.files[rel] for rel in order}
     return prepared
 
 
 def _file_job(
     prepared: Prepared,
-    engine: Engine,
+    memo: Memo,
     config: BuildConfig,
     file: SourceFile,
-    fingerprint: str,
     markers: dict[str, str],
 ) -> _FileJob | None:
-    """The file's keys and what the cache has for them; the work left to do, if any."""
-    source_digest = engine.file_digest(file.path)
+    """The file's digests and what the memo layer has for them; the work left to do, if any."""
+    source_digest = memo.file_digest(file.path)
     if source_digest == FileDigests.MISSING:
         raise FileNotFoundError(f"{file.path} disappeared during the build; rebuild")
     prepared.files[file.rel], prepared.source_digests[file.rel] = file, source_digest
-    key = prepared.keys[file.rel] = engine.key("page", fingerprint, file.rel, file.url, source_digest)
-    head = engine.summary(key)
+    digest = prepared.digests[file.rel] = memo.digest(pipeline.analyse_file, *_page_inputs(prepared, memo, file.rel))
+    head = memo.head(digest)
     data = None
     if not isinstance(head, PageHead):
-        data = engine.load(key)
+        data = memo.find(digest)
         data = data if isinstance(data, PageData) else None
         if data is not None:
-            prepared.pages[file.rel] = data
             head = page_head(data)
-            engine.record_summary(key, head)
-    missing = _text_jobs(prepared, engine, config, file, key, markers)
+            memo.set_head(digest, head)
+    missing = _text_jobs(prepared, memo, config, file, markers)
     if isinstance(head, PageHead):
         prepared.heads[file.rel] = head
-        engine.stats.analysis_reused += 1
+        memo.stats.analysis_reused += 1
     if isinstance(head, PageHead) and not missing:
         return None
     if isinstance(head, PageHead) and data is None:
-        data = load_page(prepared, engine, file.rel)
-    return _FileJob(file.rel, file.url, file.is_index, source_of(prepared, file.rel), key, data, tuple(missing))
+        data = load_page(prepared, memo, file.rel)
+    return _FileJob(file.rel, file.url, file.is_index, source_of(prepared, file.rel), digest, data, tuple(missing))
 
 
-def _text_jobs(prepared: Prepared, engine: Engine, config: BuildConfig, file: SourceFile, key: str, markers: dict[str, str]) -> list[_LangJob]:
-    """The keys of the file's text in every language (from its analysis's `key` and the bytes of
-    its translation files); the languages whose text the engine does not have."""
+def _text_jobs(prepared: Prepared, memo: Memo, config: BuildConfig, file: SourceFile, markers: dict[str, str]) -> list[_LangJob]:
+    """The digests of the file's text in every language (from its analysis's digest and the bytes
+    of its translation files); the languages whose text the memo layer does not have."""
     missing: list[_LangJob] = []
+    prepared.is_index[file.rel] = file.is_index
     for lang in config.langs:
         if lang == config.base_lang:
-            catalog, catalog_digest = None, ""
+            catalog, catalog_in = None, None
         else:
             path, found_by_case = resolve_translation_path(config.translations, file, lang)
             if found_by_case is not None:
                 prepared.findings.append(found_by_case)
-            catalog, catalog_digest = str(path), engine.files_digest(_catalog_files(path))
-        text_key = engine.key("text", key, lang, str(catalog), catalog_digest, markers[lang], str(file.is_index))
-        prepared.text_keys.setdefault(file.rel, {})[lang] = text_key
-        lang_job = prepared.lang_jobs[(file.rel, lang)] = _LangJob(lang, catalog, catalog_digest, markers[lang], text_key, str(config.translations))
-        found = engine.summary(text_key)  # (without it, the text is made again: its search rows live only there)
+            catalog = str(path)
+            catalog_in = memo.files(_catalog_files(path, lang), catalog)
+        inputs = _text_inputs(prepared, memo, file.rel, lang, catalog_in, str(config.translations), markers[lang])
+        text_digest = memo.digest(pipeline.localize_at, *inputs)
+        prepared.text_digests.setdefault(file.rel, {})[lang] = text_digest
+        lang_job = prepared.lang_jobs[(file.rel, lang)] = _LangJob(
+            lang, catalog, catalog_in.files if catalog_in else (), catalog_in.digest if catalog_in else "",
+            markers[lang], text_digest, str(config.translations),
+        )
+        found = memo.head(text_digest)  # (without it, the text is made again: its search rows live only there)
         if isinstance(found, TextHead):
             prepared.text_heads[file.rel][lang] = found
-            engine.stats.localization_reused += 1
+            memo.stats.localization_reused += 1
         else:
             missing.append(lang_job)
     return missing
 
 
+# The inputs of each stage call, in one place: `memo.digest` of them is the call's digest, and
+# `memo.call` of them loads or computes its result.
+
+def _page_inputs(prepared: Prepared, memo: Memo, rel: str) -> tuple:
+    file = prepared.files[rel]
+    source = memo.source(file.path, lambda: source_of(prepared, rel), prepared.source_digests[rel])
+    return rel, file.url, source
+
+
+def page_input(prepared: Prepared, memo: Memo, rel: str) -> Input:
+    """A page's analysis as an input of other calls (known by its digest, loaded when needed)."""
+    return Input(prepared.digests[rel], lambda: load_page(prepared, memo, rel))
+
+
+def _text_inputs(prepared: Prepared, memo: Memo, rel: str, lang: str, catalog: Input | None, root: str, marker: str) -> tuple:
+    return page_input(prepared, memo, rel), lang, catalog, root, marker, prepared.is_index[rel]
+
+
+def _lang_job_inputs(prepared: Prepared, memo: Memo, rel: str, lang: str) -> tuple:
+    lj = prepared.lang_jobs[(rel, lang)]
+    catalog = Input(lj.files_digest, lambda: lj.catalog, lj.files) if lj.catalog is not None else None
+    return _text_inputs(prepared, memo, rel, lang, catalog, lj.root, lj.marker)
+
+
 # A source file that stops parsing keeps its last good page: the engine remembers, per file, the
-# key of its last analysis that parsed (and the digest of those bytes), and while that analysis is
+# digest of its last analysis that parsed (and the digest of those bytes), and while that analysis is
 # still stored, it stands in for the broken one, with the error in the build's report.
 _LAST_GOOD = "last-good:"
 PARSE_ERRORS = ("source", "source-encoding", pipeline.ANALYSIS_FAILED, pipeline.WORKER_DIED)
@@ -377,18 +412,18 @@ def failed_to_parse(head: PageHead) -> bool:
     return not head.has_sections and any(f.code in PARSE_ERRORS for f in head.findings)
 
 
-def _keep_last_good(prepared: Prepared, engine: Engine, config: BuildConfig, markers: dict[str, str]) -> None:
+def _keep_last_good(prepared: Prepared, memo: Memo, config: BuildConfig, markers: dict[str, str]) -> None:
     for rel, head in list(prepared.heads.items()):
         record = _LAST_GOOD + rel
         if not failed_to_parse(head):
-            engine.record_summary(record, (prepared.keys[rel], prepared.source_digests[rel]))
+            memo.set_record(record, (prepared.digests[rel], prepared.source_digests[rel]))
             continue
-        found = engine.summary(record)
+        found = memo.record(record)
         if not (isinstance(found, tuple) and len(found) == 2):
             continue
-        key, source_digest = found
-        good = engine.summary(key)
-        data = engine.load(key)
+        digest, source_digest = found
+        good = memo.head(digest)
+        data = memo.find(digest)
         if not (isinstance(good, PageHead) and isinstance(data, PageData)):
             continue  # gone from the store: the page is not published, as for a new broken file
         file = prepared.files[rel]
@@ -397,149 +432,119 @@ def _keep_last_good(prepared: Prepared, engine: Engine, config: BuildConfig, mar
             "the site keeps this page as it was when the file last parsed, until the error above is fixed",
             path=rel,
         )
-        prepared.kept[rel] = prepared.keys[rel]
-        prepared.keys[rel], prepared.source_digests[rel] = key, source_digest
-        prepared.pages[rel] = data
-        for lang in config.langs:  # (the broken file's texts, if the workers sent them)
-            prepared.texts.pop((rel, lang), None)
+        prepared.kept[rel] = prepared.digests[rel]
+        prepared.digests[rel], prepared.source_digests[rel] = digest, source_digest
         prepared.heads[rel] = replace(good, findings=head.findings + (note,))
-        missing = _text_jobs(prepared, engine, config, file, key, markers)
+        missing = _text_jobs(prepared, memo, config, file, markers)
         if missing:
-            job = _FileJob(rel, file.url, file.is_index, b"", key, data, tuple(missing))
-            _take_group(prepared, engine, (job,), _prepare_group((job,), engine.object_store))
+            job = _FileJob(rel, file.url, file.is_index, b"", digest, data, tuple(missing))
+            _take_group(prepared, memo, (job,), _prepare_group((job,), memo.object_store))
 
 
 def source_of(prepared: Prepared, rel: str) -> bytes:
-    """The source file's bytes, which must still be those its key was made from."""
+    """The source file's bytes, which must still be those its digest was made from."""
     path = prepared.files[rel].path
     try:
         source = read_regular(path, MAX_SOURCE_BYTES)
     except OSError:  # gone, or swapped for a link, a FIFO or a larger file since it was listed
         source = None
-    if source is None or digest(source) != prepared.source_digests[rel]:
+    if source is None or FileDigests.of_bytes(source) != prepared.source_digests[rel]:
         raise FileNotFoundError(f"{path} changed or disappeared during the build; rebuild")
     return source
 
 
-def _take_group(prepared: Prepared, engine: Engine, jobs: tuple[_FileJob, ...], group: _GroupResult) -> None:
-    engine.packed(group.pack, group.packed)
+def _take_group(prepared: Prepared, memo: Memo, jobs: tuple[_FileJob, ...], group: _GroupResult) -> None:
+    memo.packed(group.pack, group.packed)
     for job, result in zip(jobs, group.results):
-        _take_result(prepared, engine, job, result)
+        _take_result(prepared, memo, job, result)
 
 
-def _take_result(prepared: Prepared, engine: Engine, job: _FileJob, result: _FileResult) -> None:
+def _take_result(prepared: Prepared, memo: Memo, job: _FileJob, result: _FileResult) -> None:
     failed = result.head is not None and _failed_head(result.head)
     if result.head is not None:
-        _take_page(prepared, engine, job.rel, job.key, result.head, result.data)
+        _take_page(prepared, memo, job.rel, job.digest, result.head, result.data)
     if result.notebook is not None:
         prepared.notebooks[job.rel] = result.notebook
     for lj in job.langs:
-        text = result.texts.get(lj.lang)
-        if text is not None:
-            prepared.texts[(job.rel, lj.lang)] = text
         prepared.text_heads[job.rel][lj.lang] = result.text_heads[lj.lang]
+        memo.took(lj.digest, result.texts.get(lj.lang), in_store=not failed)
         if not failed:
-            engine.took(lj.key, text)
-            engine.record_summary(lj.key, result.text_heads[lj.lang])
-    engine.stats.localized += len(job.langs)
+            memo.set_head(lj.digest, result.text_heads[lj.lang])
+    memo.stats.localized += len(job.langs)
 
 
-def _take_page(prepared: Prepared, engine: Engine, rel: str, key: str, head: PageHead, data: PageData | None) -> None:
+def _take_page(prepared: Prepared, memo: Memo, rel: str, digest: str, head: PageHead, data: PageData | None) -> None:
     """A page analysed in this build (by a worker, which stored it, or inline)."""
-    if data is not None:
-        prepared.pages[rel] = data
     prepared.heads[rel] = head
-    engine.stats.analysed += 1
-    if _failed_head(head):
-        return  # not remembered: the next build tries again
-    engine.took(key, data)
-    engine.record_summary(key, head)
+    memo.stats.analysed += 1
+    failed = _failed_head(head)  # (not remembered: the next build tries again)
+    memo.took(digest, data, in_store=not failed)
+    if not failed:
+        memo.set_head(digest, head)
 
 
-def load_page(prepared: Prepared, engine: Engine, rel: str) -> PageData:
-    """A page's analysis: already in memory, else from the cache, else computed again (an entry
-    deleted or damaged since its head was recorded)."""
-    data = prepared.pages.get(rel)
-    if data is None:
-        key = prepared.keys[rel]
-        data = engine.load(key)
-        if isinstance(data, PageData):
-            prepared.pages[rel] = data
-        else:
-            data = pipeline.analyse_file(rel, prepared.files[rel].url, source_of(prepared, rel))
-            engine.save(key, data)
-            _take_page(prepared, engine, rel, key, page_head(data), data)
-    return data
+def load_page(prepared: Prepared, memo: Memo, rel: str) -> PageData:
+    """A page's analysis: in memory, else from the store, else computed again (an entry deleted
+    or damaged since its head was recorded)."""
+    return memo.call(
+        pipeline.analyse_file, *_page_inputs(prepared, memo, rel),
+        valid=PageData, counter="analysed", head=page_head, remember=lambda data: not _failed(data),
+    )
 
 
-def load_text(prepared: Prepared, engine: Engine, rel: str, lang: str) -> LocalText:
+def load_text(prepared: Prepared, memo: Memo, rel: str, lang: str) -> LocalText:
     """A page's text in `lang`, the same way as `load_page`."""
-    text = prepared.texts.get((rel, lang))
-    if text is None:
-        lj = prepared.lang_jobs[(rel, lang)]
-        text = engine.load(lj.key)
-        data = load_page(prepared, engine, rel)
-        if isinstance(text, LocalText):
-            prepared.texts[(rel, lang)] = text
+    return memo.call(
+        pipeline.localize_at, *_lang_job_inputs(prepared, memo, rel, lang),
+        valid=LocalText, counter="localized", stored=_stored_text,
+        head=lambda text: text_head(text, load_page(prepared, memo, rel)),
+        remember=lambda _text: not _failed(load_page(prepared, memo, rel)),
+    )
+
+
+def _link_inputs(prepared: Prepared, memo: Memo, rel: str, symbols: Input) -> tuple:
+    return page_input(prepared, memo, rel), symbols
+
+
+def link_digests(prepared: Prepared, memo: Memo) -> tuple[Input, dict[str, str]]:
+    """What the site defines (`site_symbols`, from the heads, as an input) and, per page, the
+    digest of its code after `linking.link_code`: a page's links depend on its own code and on
+    the site's symbols. Nothing is linked here: `linked_page` links a page whose digest is new
+    when an output needs it (possibly in a worker process), and `record_links` notes afterwards
+    which digests now have an entry."""
+    symbols = memo.value(linking.site_symbols(prepared.heads))
+    digests: dict[str, str] = {}
+    for rel in prepared.heads:
+        digest = digests[rel] = memo.digest(pipeline.link_file, *_link_inputs(prepared, memo, rel, symbols))
+        if memo.head(digest) is not MISS:
+            memo.stats.link_reused += 1
         else:
-            file = prepared.files[rel]
-            job = _FileJob(rel, file.url, file.is_index, source_of(prepared, rel), prepared.keys[rel], data, (lj,))
-            _take_group(prepared, engine, (job,), _prepare_group((job,), engine.object_store))
-            text = prepared.texts[(rel, lang)]
-    return text
+            prepared.unlinked[rel] = digest
+    return symbols, digests
 
 
-def link_keys(
-    prepared: Prepared, engine: Engine
-) -> tuple[linking.Symbols, dict[str, str]]:
-    """What the site defines (`site_symbols`, from the heads) and, per page, the key of its code
-    after `linking.link_code`: a page's links depend on its own code and on the site's symbols,
-    so they are cached under both. Nothing is linked here: `linked_page` links a page whose key
-    is new when an output needs it (possibly in a worker process), and `record_links` notes
-    afterwards which keys now have an entry."""
-    symbols = linking.site_symbols(prepared.heads)
-    symbols_digest = engine.key("symbols", symbols)
-    keys: dict[str, str] = {}
-    for rel, head in prepared.heads.items():
-        key = keys[rel] = engine.key("linked", prepared.keys[rel], symbols_digest)
-        if engine.summary(key) is not MISS:
-            engine.stats.link_reused += 1
-        else:
-            prepared.unlinked[rel] = key
-    return symbols, keys
-
-
-def record_links(prepared: Prepared, engine: Engine) -> None:
+def record_links(prepared: Prepared, memo: Memo) -> None:
     """Heads for the links this build stored (in this process or in a worker)."""
-    for rel, key in prepared.unlinked.items():
-        if rel in prepared.linked or engine.has(key):
-            engine.took(key, None)  # (`prune` keeps what a worker stored)
-            engine.record_summary(key, True)
+    for rel, digest in prepared.unlinked.items():
+        if memo.has(digest):
+            memo.took(digest, None)  # (`prune` keeps what a worker stored)
+            memo.set_head(digest, True)
 
 
-def _link(prepared: Prepared, engine: Engine, rel: str, symbols: linking.Symbols) -> tuple:
-    """The page's code HTML per section after linking (None where linking changed nothing)."""
-    engine.stats.linked += 1
-    return pipeline.link_file(load_page(prepared, engine, rel), symbols)
+def linked_input(prepared: Prepared, memo: Memo, rel: str, symbols: Input) -> Input:
+    """The page with its code linked, as an input of other calls."""
+    inputs = _linked_inputs(prepared, memo, rel, symbols)
+    return Input(memo.digest(pipeline.with_links, *inputs), lambda: memo.call(pipeline.with_links, *inputs, keep="memory"))
 
 
-def linked_page(
-    prepared: Prepared, engine: Engine, rel: str, key: str, symbols: linking.Symbols
-) -> PageData:
-    """The page with its code linked, from the links cached under `key` (computed again if gone)."""
-    if rel in prepared.linked:
-        return prepared.linked[rel]
-    memo = engine.memo("linked")  # kept between `serve` rebuilds
-    result = memo.get(key)
-    if result is None:
-        page = load_page(prepared, engine, rel)
-        code = MISS if rel in prepared.unlinked else engine.load(key)
-        if not (isinstance(code, tuple) and len(code) == len(page.sections)):
-            code = _link(prepared, engine, rel, symbols)
-            engine.save(key, code)
-        result = page if all(c is None for c in code) else replace(
-            page, sections=tuple(s if c is None else replace(s, code_html=c) for s, c in zip(page.sections, code))
-        )
-        memo[key] = result
-    prepared.linked[rel] = result
-    return result
+def _linked_inputs(prepared: Prepared, memo: Memo, rel: str, symbols: Input) -> tuple:
+    def valid(code: object) -> bool:
+        return isinstance(code, tuple) and len(code) == len(load_page(prepared, memo, rel).sections)
+
+    code = memo.result(pipeline.link_file, *_link_inputs(prepared, memo, rel, symbols), valid=valid, counter="linked")
+    return page_input(prepared, memo, rel), code
+
+
+def linked_page(prepared: Prepared, memo: Memo, rel: str, symbols: Input) -> PageData:
+    """The page with its code linked (from the links stored for it, computed again if gone)."""
+    return linked_input(prepared, memo, rel, symbols).value()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..read.structure import PAGE_SUFFIXES
-from ..render.theme import DEFAULT_TEMPLATES, theme_problems
+from .theme import DEFAULT_TEMPLATES, theme_problems
 from .config import LANG_TAG, BuildConfig
 
 

@@ -80,7 +80,7 @@ def _findings_options(p: argparse.ArgumentParser) -> None:
 
 
 def _site_options(p: argparse.ArgumentParser) -> None:
-    from ..render.theme import DEFAULT_TEMPLATES
+    from ..builder.theme import DEFAULT_TEMPLATES
 
     p.add_argument("--out", type=Path, default=Path("site"), metavar="DIR",
                    help="output folder, replaced by the new site: a new or empty folder, or one this builder "
@@ -406,7 +406,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _workbench_config(args: argparse.Namespace, langs: tuple[str, ...]):
     from ..builder.config import BuildConfig
     from ..builder.validate import check_folder, check_lang, check_translations, validate
-    from ..render.theme import DEFAULT_TEMPLATES
+    from ..builder.theme import DEFAULT_TEMPLATES
 
     base = check_lang(args.base_lang, "--base-lang")
     translations = args.translations if args.translations is not None else DEFAULT_TRANSLATIONS

@@ -71,7 +71,7 @@ class SourceError(Exception):
 MAX_FRONT_MATTER_CHARS = 64 * 1024
 MAX_FRONT_MATTER_VALUES = 2000
 MAX_FRONT_MATTER_DEPTH = 8
-SCALAR_KEYS = frozenset({"title", "summary", "redirect", "order"})
+SCALAR_KEYS = frozenset({"title", "summary", "redirect", "order", "equation_numbers"})
 MAPPING_KEYS = frozenset({"macros"})  # name → TeX
 
 
@@ -518,7 +518,6 @@ class _Docstring:
     end: int
     lines: list[str]
     module: bool
-    raw: bool = True  # an r-string: `\\` stays two backslashes
 
 
 def _docstring_lines(literal: str, indent: int) -> list[str]:
@@ -620,8 +619,7 @@ def _scan(tokens: PythonTokens) -> tuple[set[int], dict[int, _Docstring], set[in
                 split_lines.add(row)
         elif kind != "code":
             docstrings[row] = _Docstring(row, row + string.count("\n"),
-                                         _docstring_lines(string, start - line_start), kind == "module_doc",
-                                         "r" in string[:len(string) - len(string.lstrip("rRuU"))].lower())
+                                         _docstring_lines(string, start - line_start), kind == "module_doc")
         prev_kind = kind
     return comment_lines, docstrings, split_lines
 
@@ -675,12 +673,11 @@ def parse_python(text: str, path: str = "") -> ParsedSource:
                 if fm or removed:
                     meta = fm
                     doc_lines, first = rest.split("\n"), doc.start + removed
-            if not doc.raw:
-                # A non-raw docstring's `\\` is one backslash, as Python reads it (`\\{` is
-                # `\{`), as in the original. Other escapes stay as written (`$\nabla$` in a non-raw
-                # docstring is TeX there, and the original keys keep it); front matter is YAML
-                # and is read as written.
-                doc_lines = [line.replace("\\\\", "\\") for line in doc_lines]
+            # A docstring is read as written, raw or not, as the original site read it: its TeX
+            # is the author's (`a \\ b` is two rows; Python's value has one backslash there, which
+            # collapsed every environment onto one row). No key of the real corpus changes (no key
+            # of its caches holds a backslash): keys carry placeholders, not TeX. A non-raw
+            # docstring's `\\{…\\}` outside environments is read as `\{…\}` by typeset/math.py.
             cur.add_docstring(doc_lines, first)
             if not doc.module and doc.start == doc.end and any(doc_lines):
                 # A one-line docstring of a function or class ends with a newline in the

@@ -6,7 +6,6 @@ from __future__ import annotations
 import html
 import posixpath
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Iterable
 
 from ..findings import Finding
@@ -14,7 +13,6 @@ from ..read.redirects import RedirectRule
 from ..read.structure import (RESERVED_AT_ROOT, RESERVED_FOLDERS, RESERVED_PER_LANGUAGE, SiteFiles,
                               SourceFile, page_outputs, relative_url)
 from ..read.urls import scheme_of, url_problem
-from ..translate.catalog import resolve_translation_path
 
 
 def redirect_html(target: str, title: str, lang: str, script: str = "") -> str:
@@ -56,24 +54,6 @@ class Redirect:
             return self.target
         path, _, fragment = self.target.partition("#")
         return relative_url(self.old, path) + (f"#{fragment}" if fragment else "")
-
-
-def moved_by_case(translations_dir: Path, pages: Iterable[SourceFile], langs: Iterable[str]) -> dict[str, str]:
-    """Old output path → page URL for each page whose translations live under a path that
-    differs from its source's only in case (`translate_cache/RWKV/` for `rwkv/`): the path the
-    old site published it at, which its readers' links still name."""
-    found: dict[str, str] = {}
-    for page in pages:
-        for lang in langs:
-            path, by_case = resolve_translation_path(translations_dir, page, lang)
-            if by_case is None:
-                continue
-            rel = path.relative_to(translations_dir).as_posix()
-            old_base = rel[: -len(f".{lang}.json")]
-            old = posixpath.join(posixpath.dirname(old_base), "index.html") if page.is_index else old_base + ".html"
-            if old != page.url:
-                found.setdefault(old, page.url)
-    return found
 
 
 def plan_redirects(

@@ -27,6 +27,7 @@ numbered or refer to each other is converted as a whole (`typeset_page`), so num
 
 from __future__ import annotations
 
+import colorsys
 import functools
 import html
 import re
@@ -224,6 +225,8 @@ _REFERENCE_NUMBER = re.compile(r'(<a href="[^"]*">)\((.*?)\)(</a>)')
 _BOX_COLOURS = re.compile(r'^(<mrow>)?((?:<mrow style="color:#[0-9A-F]{6};"><mrow></mrow></mrow>){1,2})')
 _REWRITE_TRIGGER = re.compile("|".join(map(re.escape, _REWRITE_TRIGGERS)))
 _BRACED_LINE_BREAK = re.compile(r"\\\\(?=[{}])")
+_NUMBERED_ENV = re.compile(r"\\(begin|end)\{(equation|align|gather|multline)\}")
+_LAST_ROW = re.compile(r"\\\\\s*(?=\\end\s*\{)")
 _TAG_OR_LABEL = re.compile(r"\\(?:tag|label)(?![A-Za-z])")
 
 def _colour_hex(value: str) -> Optional[str]:
@@ -286,10 +289,16 @@ def _brace_groups(tex: str, open_index: int, count: int) -> Optional[list[tuple[
     return groups
 
 
-def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
+def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
     """The TeX math-core gets, and the edits made: (start in the result, length there, length in
-    the author's TeX), in order, so `_source_offset` can map an error's offset back."""
+    the author's TeX), in order, so `_source_offset` can map an error's offset back.
+
+    Equation numbers only when asked (`numbers`: the page opted in; or a `\\tag` / `\\label` in
+    the formula, which numbers it as LaTeX would): otherwise `equation`, `align`, `gather`,
+    `multline` (and `alignat`) are their starred forms. Neither the corpus nor the tutorial refers
+    to an equation, and the original site showed no numbers."""
     repl: list[tuple[int, int, str]] = []  # (start, end, text) in the author's TeX
+    unnumbered = not numbers and "\\begin" in tex and not _TAG_OR_LABEL.search(tex)
     text_ranges: Optional[list[tuple[int, int]]] = None
 
     def in_text(index: int) -> bool:
@@ -335,10 +344,12 @@ def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
             elif name.endswith("matrix*"):
                 new = rf"\{action}{{{name[:-1]}}}"  # the column alignment ([r]) is not kept
             else:  # alignat, alignedat, xalignat: align's column pairs
-                new = rf"\{action}{{{'aligned' if name == 'alignedat' else ('align*' if name.endswith('*') else 'align')}}}"
+                new = rf"\{action}{{{'aligned' if name == 'alignedat' else ('align*' if name.endswith('*') or unnumbered else 'align')}}}"
             repl.append((start, end, new))
         elif m.group("mathop"):
-            repl.append((start, end, rf"\mathop{{\mathrm{{{m.group('opname')}}}}}"))
+            # \mathop{softmax}: letters in math are math italic, in \mathop too (TeX; KaTeX), where a
+            # multi-letter <mi> would be upright
+            repl.append((start, end, rf"\mathop{{\mathrm{{{''.join(_italic(c) for c in m.group('opname'))}}}}}"))
         elif m.group("kern"):
             command, value = m.group("kcmd"), m.group("kval").strip()
             if command.startswith("hspace"):
@@ -397,6 +408,13 @@ def _rewrite(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
             if close > 0:
                 repl.append((start, end, r"{\begin{subarray}{c}"))
                 repl.append((close, close + 1, r"\end{subarray}}"))
+    if unnumbered:
+        repl += [(m.start(), m.end(), rf"\{m.group(1)}{{{m.group(2)}*}}") for m in _NUMBERED_ENV.finditer(tex)]
+    if "\\\\" in tex and "\\end" in tex:
+        # `\\` ending the last row: TeX and KaTeX draw no row after it (math-core drew an empty
+        # one, numbered in a numbered environment); not the second half of a `\\\\`.
+        repl += [(m.start(), m.end(), "") for m in _LAST_ROW.finditer(tex)
+                 if (m.start() - len(tex[:m.start()].rstrip("\\"))) % 2 == 0]
     # Math inside text (`\text{for $x > 0$}`, as KaTeX reads it): the text closes before the
     # formula and opens again after it, with the same command.
     if "$" in tex:
@@ -633,7 +651,7 @@ _NOT_XML = re.compile(r"[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _LAST_LINE_COMMENT = re.compile(r"(?<!\\)(?:\\\\)*%[^\n]*\S[^\n]*$")
 
 
-def _prepare(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
+def _prepare(tex: str, display: bool = False, numbers: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
     if not isinstance(tex, str):
         raise TypeError(f"tex must be str, not {type(tex).__name__}")
     if not tex.strip():
@@ -658,7 +676,7 @@ def _prepare(tex: str, display: bool = False) -> tuple[str, list[tuple[int, int,
                 line,
             )
     _check_bounds(tex)
-    return _rewrite(tex, display)
+    return _rewrite(tex, display, numbers)
 
 
 def _needs_big_stack(prepared: str, macros: tuple) -> bool:
@@ -674,16 +692,18 @@ def _needs_big_stack(prepared: str, macros: tuple) -> bool:
 
 
 @functools.lru_cache(maxsize=8192)
-def tex_to_mathml(tex: str, display: bool, macros: tuple[tuple[str, str], ...] = ()) -> str:
+def tex_to_mathml(tex: str, display: bool, macros: tuple[tuple[str, str], ...] = (), numbers: bool = False) -> str:
     """Convert one formula to a ``<math>`` element (a string of MathML) or raise MathError.
 
     `tex` is the TeX between the delimiters (``$…$``, ``$$…$$``) or a whole environment
     (``\\begin{align}…\\end{align}``); `display` chooses ``display="block"`` or ``"inline"``;
     `macros` are the page's (name → expansion, without the backslash). The result carries the
-    TeX in ``<annotation encoding="application/x-tex">``. Cached per distinct formula. Numbered
-    environments number from (1): use `typeset_page` for a page's formulas together.
+    TeX in ``<annotation encoding="application/x-tex">``. Cached per distinct formula. Equations
+    are numbered when the formula has a ``\\tag`` or ``\\label``, or with `numbers` (the page's
+    opt-in) every ``equation``/``align``/…; numbers run from (1): use `typeset_page` for a page's
+    formulas together.
     """
-    prepared, edits = _prepare(tex, display)
+    prepared, edits = _prepare(tex, display, numbers)
     converter = _converter(macros)
     try:
         if _needs_big_stack(prepared, macros):
@@ -700,13 +720,14 @@ def tex_to_mathml(tex: str, display: bool, macros: tuple[tuple[str, str], ...] =
 
 
 # A page's formulas need converting together when one is numbered or refers to another.
+_REFERENCES = re.compile(r"\\(?:label|eqref|ref|tag)(?![A-Za-z])")
 _NUMBERING = re.compile(
     r"\\(?:label|eqref|ref|tag)(?![A-Za-z])|\\begin\{(?:equation|align|gather|alignat|multline|flalign|xalignat)\}"
 )
 
 
 def typeset_page(
-    formulas: Sequence[tuple[str, bool]], macros: tuple[tuple[str, str], ...] = ()
+    formulas: Sequence[tuple[str, bool]], macros: tuple[tuple[str, str], ...] = (), numbers: bool = False
 ) -> list[object]:
     """Each formula of a page as MathML (a str) or the MathError it raises, in order.
 
@@ -714,17 +735,18 @@ def typeset_page(
     ``\\ref`` link to a ``\\label`` anywhere on it (forward references too). A page without numbering
     converts formula by formula, from the cache.
     """
-    if not any(_NUMBERING.search(tex) for tex, _ in formulas):
-        return [_or_error(tex, display, macros) for tex, display in formulas]
+    numbering = _NUMBERING if numbers else _REFERENCES
+    if not any(numbering.search(tex) for tex, _ in formulas):
+        return [_or_error(tex, display, macros, numbers) for tex, display in formulas]
     try:
-        return _unique_labels(list(_typeset_together(tuple(formulas), macros)))
+        return _unique_labels(list(_typeset_together(tuple(formulas), macros, numbers)))
     except _BatchFailed:
         pass
     # Some formula fails: the others are numbered together, each failing one is its own error.
-    results = [_or_error(tex, display, macros) for tex, display in formulas]
+    results = [_or_error(tex, display, macros, numbers) for tex, display in formulas]
     good = [i for i, r in enumerate(results) if isinstance(r, str)]
     try:
-        together = _typeset_together(tuple(formulas[i] for i in good), macros)
+        together = _typeset_together(tuple(formulas[i] for i in good), macros, numbers)
     except _BatchFailed:  # only their combination fails (a label defined twice, say)
         return results
     for i, markup in zip(good, together):
@@ -749,9 +771,9 @@ def _unique_labels(results: list[object]) -> list[object]:
     return results
 
 
-def _or_error(tex: str, display: bool, macros: tuple[tuple[str, str], ...]) -> object:
+def _or_error(tex: str, display: bool, macros: tuple[tuple[str, str], ...], numbers: bool = False) -> object:
     try:
-        return tex_to_mathml(tex, display, macros)
+        return tex_to_mathml(tex, display, macros, numbers)
     except MathError as error:
         return error
 
@@ -761,11 +783,11 @@ class _BatchFailed(Exception):
 
 
 @functools.lru_cache(maxsize=256)
-def _typeset_together(formulas: tuple[tuple[str, bool], ...], macros: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+def _typeset_together(formulas: tuple[tuple[str, bool], ...], macros: tuple[tuple[str, str], ...], numbers: bool = False) -> tuple[str, ...]:
     """A page's formulas converted in one batch (numbers run on, references resolve); raises
     _BatchFailed when any of them fails."""
     try:
-        prepared = [(_prepare(tex, display)[0], display) for tex, display in formulas]
+        prepared = [(_prepare(tex, display, numbers)[0], display) for tex, display in formulas]
         converter = _converter(macros)
         if any(_needs_big_stack(tex, macros) for tex, _ in prepared):
             raws = _convert_safely(converter, "convert_all", prepared)
@@ -1000,6 +1022,110 @@ def _delimiter_with_margins(tag: str) -> str:
     return f'<mo{m.group(1)} minsize="{m.group(2)}em"{m.group(3)} style="margin-left:{half};margin-right:{half};">{m.group(4)}</mo>'
 
 
+# Primes: `t'` is <msup>t ′</msup>, but Latin Modern Math's U+2032 is already a raised prime,
+# meant for the base line, so as a superscript it shrinks to a detached tick. It goes on the base
+# line at full size (a base with a subscript too: the subscript follows it).
+_PRIME_SUP = re.compile(r"<msup>((?:<mi>[^<]*</mi>|<mn>[^<]*</mn>))<mo>([\u2032-\u2034\u2057]+)</mo></msup>")
+_PRIME_SUBSUP = re.compile(r"<msubsup>(<mi>[^<]*</mi>)")
+_PRIME_END = re.compile(r"<mo>([\u2032-\u2034\u2057]+)</mo>$")
+_PRIME = '<mo lspace="0" rspace="0">'
+# \log{p}: an operator name followed by anything but an opening fence takes a thin space (TeX's
+# Op–Ord; math-core spaces only a following letter).
+_APPLY_BARE = re.compile(r"<mo>&#x2061;</mo>(?!(?:<mrow>)*<mo[^>]*>[(\[{\u27e8|\u2016\u230a\u2308])")
+# TeX's italic correction after a math-italic letter (KaTeX's values, em, ≥ 0.03): Chromium adds it
+# only before a superscript (MathML Core), so `f(` touched and `V)` overlapped.
+_ITALIC_CORRECTION = {
+    "f": 0.108, "g": 0.036, "j": 0.057, "q": 0.036, "v": 0.036, "y": 0.036, "z": 0.044,
+    "B": 0.05, "C": 0.072, "E": 0.058, "F": 0.139, "H": 0.081, "I": 0.078, "J": 0.096, "K": 0.072,
+    "M": 0.109, "N": 0.109, "P": 0.139, "S": 0.058, "T": 0.139, "U": 0.109, "V": 0.222, "W": 0.139,
+    "X": 0.078, "Y": 0.222, "Z": 0.072, "\u03b2": 0.053, "\u03b3": 0.056, "\u03b4": 0.038,
+    "\u03b6": 0.074, "\u03b7": 0.036, "\u03bd": 0.064, "\u03be": 0.046, "\u03c0": 0.036,
+    "\u03c3": 0.036, "\u03c4": 0.113, "\u03c5": 0.036, "\u03c8": 0.036, "\u03c9": 0.036,
+}
+# (not the first child of a script, fraction or root, whose place is fixed: lookbehinds after the
+# literal `<mi>`, so the scan still jumps from one `<mi>` to the next)
+_ITALIC_LETTER = re.compile(
+    r"<mi>(?<!<msub><mi>)(?<!<msup><mi>)(?<!<msubsup><mi>)(?<!<mover><mi>)(?<!<munder><mi>)"
+    r"(?<!<munderover><mi>)(?<!<mfrac><mi>)(?<!<mroot><mi>)"
+    r"(?<!\"><mi>)"  # (nor of an element with attributes: <mover accent="true">, <mfrac linethickness=…>)
+    r"([" + "".join(_ITALIC_CORRECTION) + r"])</mi>(?=<m[inorfs])"
+)
+_ITALIC_SPACE = {c: f'<mspace width="{w}em"/>' for c, w in _ITALIC_CORRECTION.items()}
+
+
+def _full_size_primes(body: str) -> str:
+    body = _PRIME_SUP.sub(lambda m: f"<mrow>{m.group(1)}{_PRIME}{m.group(2)}</mo></mrow>", body)
+    out: list[str] = []
+    pos = 0
+    for m in _PRIME_SUBSUP.finditer(body):
+        end = _closing_tag(body, m.start(), "msubsup")
+        if m.start() < pos or end < 0:
+            continue
+        prime = _PRIME_END.search(body, m.end(), end)
+        if prime is None:
+            continue
+        out += [body[pos:m.start()], f"<msub><mrow>{m.group(1)}{_PRIME}{prime.group(1)}</mo></mrow>",
+                body[m.end():prime.start()], "</msub>"]
+        pos = end + len("</msubsup>")
+    out.append(body[pos:])
+    return "".join(out)
+
+
+def _italic_correction(m: re.Match) -> str:
+    return m.group() + _ITALIC_SPACE[m.group(1)]
+
+
+# Author colours, readable in both themes: the page backgrounds (theme/static/style.css), the
+# contrast WCAG asks of large text and graphics, and the colour written for each: same hue and
+# saturation, the lightness moved until it has that contrast (`\textcolor{lightgreen}` was 1.4:1
+# on white). The dark theme's colour rides in a custom property that math.css applies.
+LIGHT_BACKGROUND = (0xFF, 0xFF, 0xFF)
+DARK_BACKGROUND = (0x0D, 0x11, 0x17)
+MIN_CONTRAST = 3.0
+_AUTHOR_COLOUR = re.compile(r'<mrow style="color:#([0-9A-F]{6});">')
+
+
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    def channel(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+@functools.lru_cache(maxsize=1024)
+def readable_colour(hex_: str, dark: bool) -> str:
+    """`hex_` (RRGGBB) with its lightness moved, hue and saturation kept, until it has
+    MIN_CONTRAST against the theme's background (unchanged when it has it already)."""
+    rgb = tuple(int(hex_[i:i + 2], 16) for i in (0, 2, 4))
+    background = DARK_BACKGROUND if dark else LIGHT_BACKGROUND
+    if contrast(rgb, background) >= MIN_CONTRAST:
+        return hex_.upper()
+    h, lightness, sat = colorsys.rgb_to_hls(*(c / 255 for c in rgb))
+    lo, hi = (lightness, 1.0) if dark else (0.0, lightness)  # towards white in dark, black in light
+    for _ in range(20):
+        mid = (lo + hi) / 2
+        # (a margin, so the colour rounded to 8 bits a channel still has the contrast)
+        ok = contrast(tuple(c * 255 for c in colorsys.hls_to_rgb(h, mid, sat)), background) >= MIN_CONTRAST + 0.05
+        if ok == dark:
+            hi = mid
+        else:
+            lo = mid
+    best = hi if dark else lo
+    return "".join(f"{round(c * 255):02X}" for c in colorsys.hls_to_rgb(h, best, sat))
+
+
+def _themed_colour(m: re.Match) -> str:
+    light, dark = readable_colour(m.group(1), False), readable_colour(m.group(1), True)
+    return f'<mrow style="color:#{light};--math-dark:#{dark};">'
+
+
 def _finish(raw: str, tex: str, display: bool) -> str:
     if raw.startswith("<math>"):
         body = raw[6:-7]
@@ -1013,6 +1139,12 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         body = _NAMED_ENTITY.sub(_entity, body)
     if "<mtext" in body and ("<mtext><" in body or '%"><' in body):
         body = _STYLED_TEXT.sub(_styled_text, body)
+    # (macros may write them: asked of the MathML, the common ones first)
+    if "\u2032" in body or "\u2033" in body or "'''" in tex or "prime" in tex:
+        body = _full_size_primes(body)
+    if "&#x2061;</mo>" in body:
+        body = _APPLY_BARE.sub('<mo lspace="0.1667em">&#x2061;</mo>', body)
+    body = _ITALIC_LETTER.sub(_italic_correction, body)
     if "minsize=" in body:
         body = _SIZED_DELIMITER.sub(_delimiter_gap, body)
         body = _SIZED_BASE.sub(_sized_base, body)
@@ -1022,6 +1154,8 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         body = _small_fences(body)
     if "color:#01F00" in body:
         body = _unmark(body)
+    if '<mrow style="color:#' in body:
+        body = _AUTHOR_COLOUR.sub(_themed_colour, body)
     if "\u20d7" in body:
         # \vec: the combining arrow drifts left of its base in Chromium; a small → sits on it.
         body = body.replace('<mo stretchy="false">\u20d7</mo></mover>', '<mo stretchy="false" mathsize="70%">\u2192</mo></mover>')
@@ -1082,7 +1216,7 @@ _STYLE_PROPERTIES = frozenset(
     """color background-color font-size font-weight font-style font-family padding padding-left
     padding-right padding-top padding-bottom margin-left margin-right width height text-align
     justify-items vertical-align border border-top border-bottom border-left border-right
-    border-style border-width display position top bottom left right min-width""".split()
+    border-style border-width display position top bottom left right min-width --math-dark""".split()
 )
 _DECLARATION = re.compile(r"\s*([a-z-]+)\s*:\s*([-#%.\w ]+?)\s*(?:;|$)")
 _ID = re.compile(r"^[A-Za-z0-9_:.\-]+$")

@@ -183,6 +183,23 @@ def page_macros(meta: dict, page_rel: str = "", findings: list[Finding] | None =
     return tuple(sorted((k.lstrip("\\"), v) for k, v in raw.items()))
 
 
+_YES = frozenset({"true", "yes", "on", "1"})
+_NO = frozenset({"", "false", "no", "off", "0"})
+
+
+def page_numbers(meta: dict, page_rel: str = "", findings: list[Finding] | None = None) -> bool:
+    """The front matter's `equation_numbers: true`: number every `equation`/`align`/… of the page
+    as LaTeX does. Without it only a formula with `\\tag` or `\\label` is numbered."""
+    value = str(meta.get("equation_numbers", "")).strip().lower()
+    if value in _YES or value in _NO:
+        return value in _YES
+    if findings is not None:
+        line = meta.line("equation_numbers") if hasattr(meta, "line") else 1
+        findings.append(Finding("warning", "math", f"front matter 'equation_numbers:' is {value!r}; write true or false "
+                                "(equations are numbered only where a \\tag or \\label asks)", path=page_rel, line=line))
+    return False
+
+
 def render_placeholder(
     ph: Placeholder, page_rel: str, findings: list[Finding], assets: list[str], math: object = None,
     in_link: bool = False,
@@ -404,7 +421,8 @@ def analyse(rel: str, url: str, text: str) -> PageData:
         for blocks in all_blocks for block in blocks for ph in block.placeholders if ph.kind in _MATH_KINDS
     ]
     macros = page_macros(parsed.meta, rel, findings)  # (checked with or without formulas)
-    math = iter(typeset_page(formulas, macros) if formulas else ())
+    numbers = page_numbers(parsed.meta, rel, findings)
+    math = iter(typeset_page(formulas, macros, numbers) if formulas else ())
     for index, section in enumerate(parsed.sections):
         blocks = all_blocks[index]
         for check in SOURCE_CHECKS.values():

@@ -1,18 +1,14 @@
-"""The engine: memoises the pipeline's stage calls by the digest of their inputs, keeps the small
-summaries (heads) other pages need, and produces the site's outputs, in worker processes when
-there are many.
+"""Producing the site's outputs: each output is known by its path and its render digest (the
+memo layer's digest of the frozen dataclass that describes it, `render/outputs/`); the previous
+site's file is kept when it was produced from the same digest and is untouched since, and the
+rest are produced at the end, in forked worker processes when there are many.
 
-The pipeline (`pipeline.py`) is pure functions over plain data; `prepare.py` and `site.py` ask
-this module for what was computed before and hand it what they compute. Nothing here knows what
-a page, a translation or Markdown is: a call is known by its key, `Engine.key(stage, inputs…)`,
-and an output by its path and key.
+One build's production holds:
 
-One build's engine holds:
-
-* the content-hash store (`cache.BuildCache`: entries, heads, the previous site's manifest);
-* what the build computed and reused (`cache.BuildStats`, which tests assert on);
+* the memo layer (`memo.py`: every tier of the cache and the counters);
 * the outputs: out path → bytes, a file to copy, or a `Deferred` render, and which of them are
-  the previous site's files kept as they are.
+  the previous site's files kept as they are;
+* the nothing-changed record: what the last successful build read and wrote.
 """
 from __future__ import annotations
 
@@ -24,18 +20,18 @@ from typing import Any, Callable
 
 from ..findings import Finding
 from ..read.safe_files import read_regular
-from . import cache as store
-from .cache import MISS, BuildCache, BuildStats, ObjectStore
+from .cache import INPUT_LIMIT, BuildStats
+from .memo import Memo
 from .outputs import utf8, write_outputs
 from .workers import can_fork, fork_map
 
-__all__ = ["MISS", "Deferred", "Engine"]
+__all__ = ["Deferred", "Production"]
 
 
 @dataclass
 class Deferred:
     """An output to produce once every output is known, so that many can be produced at once in
-    worker processes (`Engine.produce`)."""
+    worker processes (`Production.produce`)."""
 
     produce: Callable[[], str | bytes]
     group: str  # one process produces a group's outputs (a page's languages share its data)
@@ -43,6 +39,13 @@ class Deferred:
 
 PARALLEL_MIN_OUTPUTS = 200  # fewer renders than this are quicker in the main process
 _COUNTERS = ("analysed", "localized", "linked")  # what producing an output may have to compute
+
+
+@dataclass(frozen=True)
+class Copy:
+    """A file published as it is, known by its bytes."""
+
+    file: str  # the digest of its bytes
 
 
 @dataclass
@@ -53,108 +56,41 @@ class _LastBuild:
 
 
 @dataclass
-class Engine:
-    cache: BuildCache
+class Production:
+    memo: Memo
     out: Path  # the site folder (resolved)
-    stats: BuildStats = field(default_factory=BuildStats)
     outputs: dict[str, Any] = field(default_factory=dict)  # out path → bytes, a file to copy, or Deferred
     reused: set[str] = field(default_factory=set)  # outputs that are the previous site's files
     defer: bool = False  # renders wait for `produce` (so they can run in workers)
 
     @classmethod
-    def open(cls, out: Path, enabled: bool = True, keep_in_memory: bool = False) -> "Engine":
+    def open(cls, out: Path, enabled: bool = True, keep_in_memory: bool = False) -> "Production":
         out = Path(out).resolve()
-        return cls(BuildCache.open(out, enabled=enabled, keep_in_memory=keep_in_memory), out)
-
-    # -- keys ----------------------------------------------------------------------------------
-
-    @staticmethod
-    def key(stage: str, *inputs: Any) -> str:
-        """The key of a stage call: its name and its inputs (strings and bytes as they are, digests
-        of other values), so equal inputs give equal keys in every process and build."""
-        return store.digest(stage, *(i if isinstance(i, (str, bytes)) else store.value_digest(i) for i in inputs))
+        return cls(Memo.open(out, enabled=enabled, keep_in_memory=keep_in_memory), out)
 
     @property
-    def fingerprint(self) -> str:
-        """The builder itself (version, own files, libraries): part of every key that needs it."""
-        return self.cache.fingerprint
+    def stats(self) -> BuildStats:
+        return self.memo.stats
 
     @property
     def compiled_templates(self) -> Path | None:
         """Where the theme keeps compiled templates between builds (None when caching is off)."""
-        return self.cache.root / "templates" if self.cache.enabled else None
-
-    def file_digest(self, path: Path) -> str:
-        """The digest of a file's bytes (remembered with its size, times and inode)."""
-        return self.cache.files.digest(path)
-
-    def files_digest(self, paths: list[Path]) -> str:
-        """One digest for several files, a missing one counting as a distinct value."""
-        return self.cache.files.digest_of(paths)
-
-    # -- summaries and values ------------------------------------------------------------------
-
-    def summary(self, key: str) -> Any:
-        """The head recorded under `key` (MISS when none): what other pages need of a call's result."""
-        return self.cache.head(key)
-
-    def record_summary(self, key: str, head: Any) -> None:
-        self.cache.set_head(key, head)
-
-    def summarised(self, key: str, compute: Callable[[], Any], valid: Callable[[Any], bool]) -> Any:
-        """A small result kept with the heads (no entry of its own), computed when missing."""
-        found = self.summary(key)
-        if not valid(found):
-            found = compute()
-            self.record_summary(key, found)
-        return found
-
-    def load(self, key: str) -> Any:
-        """The entry stored under `key` (on its own or in a pack), or MISS."""
-        return self.cache.get(key)
-
-    def save(self, key: str, value: Any) -> None:
-        self.cache.put(key, value)
-
-    def took(self, key: str, value: Any) -> None:
-        """Note an entry a worker process computed and stored (so it is kept, and a long-lived
-        process has it in memory)."""
-        self.cache.remember(key, value)
-
-    def packed(self, pack: str, keys: tuple[str, ...]) -> None:
-        """Note that a worker stored these keys' entries in the pack `pack`."""
-        self.cache.packed(pack, keys)
-
-    def has(self, key: str) -> bool:
-        return self.cache.has(key)
-
-    @property
-    def object_store(self) -> ObjectStore | None:
-        """The store worker processes write their entries into (None when caching is off)."""
-        return self.cache.store if self.cache.enabled else None
-
-    def pack_of(self, key: str) -> str:
-        return self.cache.pack_of(key)
-
-    def memo(self, kind: str) -> dict[str, Any]:
-        """Derived objects a long-lived process (`serve`) keeps between builds, by key."""
-        return self.cache.memo(kind)
+        return self.memo.cache.root / "templates" if self.memo.cache.enabled else None
 
     # -- outputs -------------------------------------------------------------------------------
 
-    def output(self, out_rel: str, key: str | None, produce: Callable[[], str | bytes], copy: bool = False, group: str = "") -> None:
+    def output(self, out_rel: str, digest: str | None, produce: Callable[[], str | bytes], copy: bool = False, group: str = "") -> None:
         """Put `out_rel` in the site: the previous site's file when it was produced from the same
-        `key` (a digest of every input of the output) by the same builder and is untouched since,
-        else `produce()` (deferred while the engine defers)."""
-        self.outputs[out_rel] = self._output(out_rel, key, produce, copy, group)
+        render `digest` (`Memo.output_digest`) and is untouched since, else `produce()`
+        (deferred while production defers)."""
+        self.outputs[out_rel] = self._output(out_rel, digest, produce, copy, group)
 
-    def _output(self, out_rel: str, key: str | None, produce: Callable[[], str | bytes], copy: bool, group: str) -> Any:
-        cache = self.cache
+    def _output(self, out_rel: str, digest: str | None, produce: Callable[[], str | bytes], copy: bool, group: str) -> Any:
+        cache = self.memo.cache
         made, reused = ("copied", "copy_reused") if copy else ("rendered", "render_reused")
-        if cache.enabled and key is not None:
-            key = store.digest(key, cache.fingerprint)
-            cache.manifest.record(out_rel, key)
-            previous = cache.manifest.reusable(self.out, out_rel, key)
+        if cache.enabled and digest is not None:
+            cache.manifest.record(out_rel, digest)
+            previous = cache.manifest.reusable(self.out, out_rel, digest)
             if previous is not None:
                 setattr(self.stats, reused, getattr(self.stats, reused) + 1)
                 self.reused.add(out_rel)
@@ -171,8 +107,8 @@ class Engine:
         build must leave the previous site as it was). An unchanged one is the previous site's copy."""
         for rel, content in list(self.outputs.items()):
             if isinstance(content, Path) and rel not in self.reused:
-                key = store.digest("copy", self.file_digest(content))
-                self.output(rel, key, lambda path=content: read_regular(path, store.INPUT_LIMIT), copy=True)
+                digest = self.memo.output_digest(Copy(self.memo.file_digest(content)))
+                self.output(rel, digest, lambda path=content: read_regular(path, INPUT_LIMIT), copy=True)
 
     def produce(self, into: Path | None = None, jobs: int = 0, order: Callable[[str], str] = str, prepare_worker: Callable[[], None] | None = None, meanwhile: Callable[[], object] | None = None) -> set[str]:
         """Produce every deferred output. With `into` (the new site's folder) and enough of them,
@@ -197,14 +133,14 @@ class Engine:
 
         def produce_into(rels: list[str]) -> tuple[dict[str, int], tuple[str, tuple[str, ...]]]:
             before = dataclasses.asdict(self.stats)
-            self.cache.store.start_batch()  # what the task caches (its pages' links) goes in one file
+            self.memo.cache.store.start_batch()  # what the task caches (its pages' links) goes in one file
             write_outputs({rel: utf8(self.outputs[rel].produce()) for rel in rels}, into)
-            pack = self.cache.store.end_batch()
+            pack = self.memo.cache.store.end_batch()
             after = dataclasses.asdict(self.stats)
             return {name: after[name] - before[name] for name in _COUNTERS}, pack
 
         for counts, (pack, packed) in fork_map(produce_into, tasks, workers, meanwhile):
-            self.cache.packed(pack, packed)
+            self.memo.packed(pack, packed)
             for name, n in counts.items():
                 setattr(self.stats, name, getattr(self.stats, name) + n)
         self.stats.workers = max(self.stats.workers, workers)
@@ -215,14 +151,14 @@ class Engine:
     # build wrote is untouched, there is nothing to render, write or swap.
 
     def _last_build_path(self) -> Path:
-        return self.cache.root / "last-build.pkl"
+        return self.memo.cache.root / "last-build.pkl"
 
     def unchanged_since_last_build(self, inputs: str) -> "_LastBuild | None":
         """The last build's record when its inputs were `inputs` and its files are all still there,
         untouched, and alone in the site."""
-        if not self.cache.enabled:
+        if not self.memo.cache.enabled:
             return None
-        last = self.cache.load_record(self._last_build_path())
+        last = self.memo.cache.load_record(self._last_build_path())
         if not isinstance(last, _LastBuild) or last.inputs != inputs:
             return None
         count = 0
@@ -241,10 +177,10 @@ class Engine:
 
     def record_build(self, inputs: str, findings: list[Finding]) -> None:
         """After a successful swap: what this build read and wrote, for `unchanged_since_last_build`."""
-        if not self.cache.enabled:
+        if not self.memo.cache.enabled:
             return
         files: dict[str, tuple[int, int, int]] = {}
-        manifest = self.cache.manifest.entries
+        manifest = self.memo.cache.manifest.entries
         for rel in self.outputs:
             if rel in manifest:  # just recorded by `RenderManifest.save`
                 known = manifest[rel]
@@ -255,16 +191,13 @@ class Engine:
             except OSError:
                 return  # something else changed the site already: record nothing
             files[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
-        self.cache.save_record(self._last_build_path(), _LastBuild(inputs, list(findings), files))
+        self.memo.cache.save_record(self._last_build_path(), _LastBuild(inputs, list(findings), files))
 
     # -- the end of a build ----------------------------------------------------------------------
 
-    def save_summaries(self, prune: bool = True) -> None:
-        self.cache.save_heads(prune=prune)
-
     def finish(self) -> None:
         """After the site is in place: remember what it holds, drop entries nobody used."""
-        self.cache.finish(self.out, self.reused)
+        self.memo.finish(self.out, self.reused)
 
 
 def _balanced(groups: list[list[str]], n: int) -> list[list[str]]:

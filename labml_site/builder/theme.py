@@ -61,15 +61,10 @@ class Theme:
             except TemplateError:
                 pass
 
-    def fingerprint(self) -> str:
-        """A hash of every template and static file, so caches notice theme edits."""
-        import hashlib
-
-        digest = hashlib.sha256()
-        for path in sorted(p for p in self.dir.rglob("*") if p.is_file()):
-            digest.update(str(path.relative_to(self.dir)).encode())
-            digest.update(path.read_bytes())
-        return digest.hexdigest()
+    def files(self) -> list[Path]:
+        """Every template and static file: what the theme's outputs are made of (the memo layer
+        digests them)."""
+        return sorted(p for p in self.dir.rglob("*") if p.is_file())
 
 
 class _SafeBytecodeCache(FileSystemBytecodeCache):

@@ -1,0 +1,46 @@
+"""Our MathML against KaTeX in Chromium, formula by formula (tests/math_vs_katex.py measures).
+
+Tolerance: 0.1 em for the horizontal gap between neighbouring glyphs and 0.15 em for the
+formula's width. TeX's smallest space is the thin space, 0.167 em: a missing or extra one fails;
+the fonts (Latin Modern Math here, KaTeX's Computer Modern fonts there) are the same design, and
+their advance widths differ by under 0.06 em on the formulas with no spacing rule at stake
+(bin-rel, colour, mid, greek). `KNOWN` are the constructs whose difference is not closed yet
+(docs/math.md says why); they are measured and written to artifacts/ but not asserted.
+"""
+from __future__ import annotations
+
+import pytest
+
+import math_vs_katex as mk
+
+GAP_EM = 0.1
+WIDTH_EM = 0.15
+KNOWN = {"primes", "norm-sub", "sqrt", "limits", "int", "fences", "pmatrix", "cases", "align", "dots", "accents", "mathop", "ord-op"}
+
+
+def test_the_formula_set_covers_the_constructs() -> None:
+    assert len(mk.FORMULAS) >= 25 and len({c for c, _, _ in mk.FORMULAS}) == len(mk.FORMULAS)
+
+
+@pytest.mark.browser
+def test_our_mathml_is_placed_as_katex_places_it(browser) -> None:
+    if not (mk.KATEX / "katex.min.js").exists():
+        pytest.skip("no node_modules/katex (npm ci)")
+    artifacts = mk.REPO / "artifacts"
+    artifacts.mkdir(exist_ok=True)
+    page = artifacts / "math-vs-katex.html"
+    page.write_text(mk.page_html(mk.markups()), encoding="utf-8")
+    tab = browser.new_page(viewport={"width": 1000, "height": 900})
+    try:
+        results = mk.measure(tab, page)
+        tab.screenshot(path=str(artifacts / "math-vs-katex.png"), full_page=True)
+    finally:
+        tab.close()
+    failures = []
+    for case_id, (ours, katex) in results.items():
+        d = mk.compare(ours, katex)
+        if case_id in KNOWN:
+            continue
+        if d["paired"] < 0.7 or d["gap"] > GAP_EM or d["width"] > WIDTH_EM:
+            failures.append(f"{case_id}: {d}")
+    assert not failures, failures
