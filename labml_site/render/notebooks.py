@@ -205,7 +205,7 @@ def _intro(page: PageData) -> str:
     package = posixpath.dirname(page.rel).replace("/", ".")
     return (
         f"*Generated from `{page.rel}`. This code imports other modules of its package "
-        f"(`from .… import …`): install the package (`pip install -e .`) and run "
+        f"(`from .… import …`): install the package as its README says and run "
         f"`__package__ = \"{package}\"` in a cell of your own before the cells below.*"
     )
 

@@ -1050,7 +1050,8 @@ _ITALIC_LETTER = re.compile(
     r"(?<!\"><mi>)"  # (nor of an element with attributes: <mover accent="true">, <mfrac linethickness=…>)
     r"([" + "".join(_ITALIC_CORRECTION) + r"])</mi>(?=<m[inorfs])"
 )
-_ITALIC_SPACE = {c: f'<mspace width="{w}em"/>' for c, w in _ITALIC_CORRECTION.items()}
+# (marked as a kern, so the text of a formula, for search and contents, takes it for no space)
+_ITALIC_SPACE = {c: f'<mspace width="{w}em" class="kern"/>' for c, w in _ITALIC_CORRECTION.items()}
 
 
 def _full_size_primes(body: str) -> str:
@@ -1207,7 +1208,8 @@ _TEXT_ONLY_ELEMENTS = frozenset({"mi", "mn", "mo", "mtext", "ms", "annotation"})
 _ONLY_CHILD = {"mtable": "mtr", "mtr": "mtd"}
 _CLASSES = frozenset(
     {"tex-llap", "tex-clap", "text-serif", "text-small-caps", "text-strike", "text-underline",
-     "menclose-updiagonalstrike", "menclose-downdiagonalstrike", "menclose-phasorangle", "math-core-unknown-cmd"}
+     "menclose-updiagonalstrike", "menclose-downdiagonalstrike", "menclose-phasorangle", "math-core-unknown-cmd",
+     "kern"}
 )
 # Inline CSS math-core writes (padding, widths, alignment, colours, font sizes): plain
 # declarations of a known property with a value of words, numbers, units and #hex; no url(),
