@@ -217,6 +217,14 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("html", "text", "github"), default="html",
                    help="html: write the report; text: print the findings of the changed entries; github "
                         "(annotations for CI): their errors and changed review marks, and one summary (default: html)")
+
+    p = sub.add_parser("cache", help="show the build cache's size and folders; --clear empties it",
+                       description="The build cache: its folders (one per output folder), their sizes and last use. "
+                                   "The total is kept under a cap (default 1 GB) by removing the least recently used "
+                                   "folders and those of output folders that no longer exist.")
+    p.add_argument("--clear", action="store_true", help="remove every cache folder no running build holds")
+    p.add_argument("--max", metavar="SIZE", help="set the cap (500M, 2G; 0: none), kept in the cache folder; "
+                                                 "$LABML_SITE_CACHE_MAX overrides it")
     parser.set_defaults(commands=sub.choices)
     return parser
 
@@ -484,6 +492,26 @@ def _translation_command(name: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    from ..builder import cache_size
+
+    if args.max is not None:
+        try:
+            cache_size.set_max_bytes(cache_size.parse_size(args.max))
+        except ValueError as e:
+            raise UserError(f"--max: {e}") from None
+        except OSError as e:
+            raise UserError(f"cannot save the cap: {e.strerror or e}", status=1) from None
+    if args.clear:
+        removed, busy = cache_size.clear()
+        print(f"removed {removed} cache folder{'s' if removed != 1 else ''}"
+              + (f"; {busy} in use by a running build, left" if busy else ""))
+    elif args.max is not None:
+        cache_size.enforce()
+    print("\n".join(cache_size.describe()))
+    return 0
+
+
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "build": cmd_build,
     "serve": cmd_serve,
@@ -493,6 +521,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "translate": cmd_translate,
     "review": cmd_review,
     "pr-check": _translation_command("pr_check"),
+    "cache": cmd_cache,
 }
 
 
