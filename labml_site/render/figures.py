@@ -16,6 +16,10 @@ Any SVG the prose shows (`![alt](figures/x.svg)`) is published by the builder, n
   label's text, a value its translation as plain text), so zh and ru pages show their figures
   translated; a label with no translation stays as drawn. Image alt texts are keys the same way
   (`localize`). `extract` offers these keys to translators (`figure_keys`).
+  Two kinds of label are not keys: one without a letter (a number, `(`, `+`, `␣`), which reads
+  the same in every language, and one inside an element marked `translate="no"`, as in HTML (the
+  mark is inherited by descendants; `translate="yes"` inside turns it back on): an author marks
+  so what must stay as drawn, such as the tokens of an example or sampled text.
 """
 from __future__ import annotations
 
@@ -29,7 +33,6 @@ _HEX = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})")
 _NAMED = {"white": "#ffffff", "black": "#000000", "gray": "#808080", "grey": "#808080", "lightgray": "#d3d3d3",
           "lightgrey": "#d3d3d3", "darkgray": "#a9a9a9", "red": "#ff0000", "blue": "#0000ff", "green": "#008000"}
 _SVG_OPEN = re.compile(r"<svg\b[^>]*>")
-_LABEL = re.compile(r"(<(text|tspan|title|desc)\b[^>]*>)([^<]+)(?=<)")
 DARK_BACKGROUND = (0x0D, 0x11, 0x17)  # the theme's dark --bg
 
 
@@ -69,29 +72,83 @@ def _dark_style(svg: str) -> str:
     return "<style>@media (prefers-color-scheme: dark){" + "".join(rules) + "}</style>"
 
 
+_TAG = re.compile(r"<([/?!]?)([A-Za-z][\w:.-]*)((?:[^<>\"']|\"[^\"<]*\"|'[^'<]*')*)>", re.S)
+_TRANSLATE_ATTR = re.compile(r"""(?:^|\s)translate\s*=\s*(?:"\s*(\w*)\s*"|'\s*(\w*)\s*'|(\w+))""", re.I)
+_LABEL_TAGS = frozenset({"text", "tspan", "title", "desc"})
+
+
+def _translate_attr(attrs: str) -> bool | None:
+    """`translate="no"` → False, `translate="yes"` (or empty, as in HTML) → True, absent → None."""
+    m = _TRANSLATE_ATTR.search(attrs)
+    if m is None:
+        return None
+    return (m.group(1) or m.group(2) or m.group(3) or "").lower() != "no"
+
+
+def has_letter(label: str) -> bool:
+    """Whether a label has anything to translate: a number or a sign reads the same everywhere."""
+    return any(c.isalpha() for c in label)
+
+
+# An unclosed comment runs to the end, as a parser reads it (and so each is scanned once).
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)|<!\[CDATA\[.*?(?:\]\]>|\Z)", re.S)
+
+
+def _blank_comments(svg: str) -> str:
+    """Comments and CDATA sections as spaces of the same length, so positions keep their meaning."""
+    return _COMMENT.sub(lambda m: " " * len(m.group(0)), svg) if "<!" in svg else svg
+
+
+def _label_spans(svg: str) -> list[tuple[int, int, str]]:
+    """(start, end, label) of each translatable label's text: the text right after the opening
+    tag of a `<text>`, `<tspan>`, `<title>` or `<desc>` outside any `translate="no"`, with a
+    letter in it. Elements are tracked on a stack (a closing tag pops up to its element), so the
+    mark is inherited as in HTML."""
+    spans = []
+    stack: list[tuple[str, bool]] = []  # (element name, translatable)
+    svg = _blank_comments(svg)
+    for m in _TAG.finditer(svg):
+        kind, name, attrs = m.group(1), m.group(2), m.group(3)
+        if kind in ("?", "!"):
+            continue
+        if kind == "/":
+            for depth in range(len(stack) - 1, -1, -1):
+                if stack[depth][0] == name:
+                    del stack[depth:]
+                    break
+            continue
+        own = _translate_attr(attrs)
+        translatable = (stack[-1][1] if stack else True) if own is None else own
+        if attrs.rstrip().endswith("/"):
+            continue
+        stack.append((name, translatable))
+        if not translatable or name.split(":")[-1] not in _LABEL_TAGS:
+            continue
+        end = svg.find("<", m.end())
+        if end < 0:
+            continue
+        label = " ".join(html.unescape(svg[m.end():end]).split())
+        if has_letter(label):
+            spans.append((m.end(), end, label))
+    return spans
+
+
 def svg_labels(svg: str) -> list[str]:
     """The texts a translator can translate: labels, the title and the description, in order."""
-    found = []
-    for _tag, _name, text in _LABEL.findall(svg):
-        label = " ".join(html.unescape(text).split())
-        if label and not _NUMBER.fullmatch(label):
-            found.append(label)
-    return list(dict.fromkeys(found))
-
-
-_NUMBER = re.compile(r"[-+−]?[\d.,]+%?")
+    return list(dict.fromkeys(label for _, _, label in _label_spans(svg)))
 
 
 def themed_svg(svg: str, translate: Callable[[str], str | None] | None = None) -> str:
     """The figure as published: dark-mode colours added, labels translated by `translate` (label
     → translation or None)."""
     if translate is not None:
-        def label(m: re.Match) -> str:
-            text = " ".join(html.unescape(m.group(3)).split())
-            found = translate(text) if text and not _NUMBER.fullmatch(text) else None
-            return m.group(1) + (html.escape(found, quote=False) if found else m.group(3))
-
-        svg = _LABEL.sub(label, svg)
+        parts, last = [], 0
+        for start, end, label in _label_spans(svg):
+            found = translate(label)
+            if found:
+                parts += [svg[last:start], html.escape(found, quote=False)]
+                last = end
+        svg = "".join(parts) + svg[last:]
     opening = _SVG_OPEN.search(svg)
     if opening is None:
         return svg
@@ -103,7 +160,7 @@ _ALT = re.compile(r'<img\b[^>]*?\balt="([^"]*)"')
 
 def image_alts(htmls: Iterable[str]) -> list[str]:
     """The alt texts of the images in some rendered placeholders (extra translation keys)."""
-    return [html.unescape(alt) for h in htmls for alt in _ALT.findall(h) if alt.strip()]
+    return [html.unescape(alt) for h in htmls for alt in _ALT.findall(h) if has_letter(html.unescape(alt))]
 
 
 def figure_keys(placeholders: Iterable[str], assets: Iterable[str], read: Callable[[str], str | None]) -> list[str]:

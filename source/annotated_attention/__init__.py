@@ -49,14 +49,22 @@ that computes them, and the shape of every tensor is noted at each step, for exa
 #
 # ## Running the code
 #
-# Install the project with `pip install -e .` from the repository root; this makes the package
-# `annotated_attention` importable. Then:
+# Install PyTorch first, then the project with its tutorial extra, from the repository root (as
+# the README says; this makes the package `annotated_attention` importable):
+#
+# ```sh
+# pip install torch==2.13.0 && pip install -e ".[tutorial]"
+# ```
+#
+# On Linux, PyPI's torch is the CUDA build (several GB); the CPU build, all the tutorial needs,
+# comes from PyTorch's index: make the first step
+# `pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu`. Then:
 #
 # * `python -m annotated_attention.scores_and_softmax` prints the two-token example and checks its
 #   numbers;
 # * `python -m annotated_attention.experiment` trains the language model on the CPU in about a
 #   minute or two (or on a GPU, when there is one) and prints a generated sample;
-# * `python -m pytest tests` runs the tests.
+# * `pip install -e ".[tutorial,test]"` and `python -m pytest tests` run the tests.
 #
 # Importing the package loads nothing else, so `import annotated_attention` stays cheap; each
 # page imports PyTorch itself.

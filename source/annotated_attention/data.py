@@ -107,6 +107,33 @@ def unigram_entropy(data: torch.Tensor, vocab_size: int) -> float:
     return float(-(f * f.log()).sum())
 
 
+def bigram_loss(train: torch.Tensor, val: torch.Tensor, vocab_size: int, alpha: float = 0.1) -> float:
+    r"""
+    ## A second baseline: the bigram model
+
+    The next step up from the unigram model predicts each character from the one before it
+    only, with the frequencies counted on the training text: $p(b \mid a)$ is the share of $b$
+    among the characters that follow $a$. This is the model of
+    [Karpathy's "makemore"](https://github.com/karpathy/makemore) before any neural network, and
+    what a transformer with a one-character context could reach. We add $\alpha$ to every count
+    (additive smoothing), so that a pair never seen in training costs a large but finite loss,
+    and measure it on the validation text, like the model:
+
+    $$\mathcal{L}_{\text{bigram}} = -\frac{1}{n - 1} \sum_{t=1}^{n-1} \log \frac{N(x_t, x_{t+1}) + \alpha}{N(x_t) + \alpha V}$$
+
+    A model that beats this number uses more than the previous character, which only attention
+    can give it here.
+
+    :param train: training ids, `[n]`; `val`: validation ids
+    :return: the mean loss per character on `val`, in nats
+    """
+    counts = torch.full((vocab_size, vocab_size), alpha, dtype=torch.float64)
+    counts.index_put_((train[:-1], train[1:]), torch.ones(len(train) - 1, dtype=torch.float64),
+                      accumulate=True)
+    log_p = (counts / counts.sum(dim=1, keepdim=True)).log()
+    return float(-log_p[val[:-1], val[1:]].mean())
+
+
 def random_batch(data: torch.Tensor, batch_size: int, seq_len: int,
                  generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """
@@ -118,11 +145,12 @@ def random_batch(data: torch.Tensor, batch_size: int, seq_len: int,
 
     :return: inputs and targets, both `[batch_size, seq_len]`
     """
-    if len(data) <= seq_len + 1:
+    if len(data) < seq_len + 1:
         raise ValueError(f"the data ({len(data)} tokens) is shorter than one window of "
                          f"seq_len + 1 = {seq_len + 1} tokens: use a smaller --seq-len")
-    # Start positions, `[batch_size]`
-    start = torch.randint(0, len(data) - seq_len - 1, (batch_size,), generator=generator)
+    # Start positions, `[batch_size]`: a window starting at `len(data) - seq_len - 1` ends
+    # exactly at the last token, so that is the last valid start (`randint`'s bound is exclusive)
+    start = torch.randint(0, len(data) - seq_len, (batch_size,), generator=generator)
     # `[batch_size, seq_len + 1]`: row $b$ is `data[start[b] : start[b] + seq_len + 1]`
     windows = data[start[:, None] + torch.arange(seq_len + 1)]
     return windows[:, :-1], windows[:, 1:]

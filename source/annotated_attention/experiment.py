@@ -17,7 +17,9 @@ the loss of the best model that ignores the context.
 
 ## Running it
 
-Install the project with `pip install -e .` and run `python -m annotated_attention.experiment`.
+Install PyTorch, then the project, as the [first page](index.html) says
+(`pip install torch==2.13.0 && pip install -e ".[tutorial]"`; on Linux take the CPU build from
+PyTorch's index first), and run `python -m annotated_attention.experiment`.
 On a CPU with two cores the default run takes under two minutes. It shows a progress bar with
 the loss and the speed in tokens per second, prints the validation loss next to the unigram
 entropy, saves a checkpoint to `checkpoints/attention.pt` and prints a generated sample.
@@ -182,7 +184,9 @@ def setup(device_name: str) -> Runtime:
 def autocast(device: torch.device):
     """
     bfloat16 autocast on CUDA: matrix products run in bfloat16, which is about twice as fast as
-    float32 on recent GPUs, while reductions such as the softmax and the loss stay in float32.
+    float32 on recent GPUs, while operations autocast lists as precision-sensitive, such as the
+    explicit path's `softmax` and the loss, run in float32. Not all of them: the fused
+    `scaled_dot_product_attention` runs in bfloat16 as a whole, its softmax included.
     bfloat16 has the same exponent range as float32, so unlike float16 it needs no loss
     scaling. On the CPU we keep plain float32.
     """
@@ -206,7 +210,7 @@ def step_seed(seed: int, rank: int, step: int) -> int:
 
 # ## Learning-rate schedule
 #
-# A linear warm-up from zero avoids large, badly aimed updates while Adam's running estimates of
+# A linear warm-up (from `lr / warmup` at the first step to `lr`) avoids large, badly aimed updates while Adam's running estimates of
 # the gradient statistics are still poor. After the warm-up the learning rate follows half a
 # cosine from the peak down to `min_lr_ratio` times the peak at step `schedule_steps` (the last
 # step, unless a resumed run goes on beyond it; then it stays at that final value).
@@ -246,6 +250,7 @@ def evaluate(model: nn.Module, windows: torch.Tensor, batch_size: int,
 
     :param windows: `[n, seq_len + 1]` from [`validation_windows`](data.html#validation_windows)
     """
+    was_training = model.training
     model.eval()
     total, count = 0.0, 0
     for chunk in windows.split(batch_size):
@@ -256,7 +261,8 @@ def evaluate(model: nn.Module, windows: torch.Tensor, batch_size: int,
         # Sum, not mean, so that a smaller last batch gets its proper weight
         total += F.cross_entropy(logits.float().flatten(0, 1), y.flatten(), reduction="sum").item()
         count += y.numel()
-    model.train()
+    # Back to the caller's mode, whichever it was
+    model.train(was_training)
     return total / count
 
 
@@ -269,8 +275,10 @@ def generate(model: DecoderOnlyTransformer, vocab: Vocabulary, prompt: str, leng
     Generation runs the model one character at a time. We feed the text so far (at most
     `max_len` characters), take the logits at the last position, and sample the next character
     from $\mathop{softmax}(\text{logits} / \tau)$. A temperature $\tau < 1$ sharpens the
-    distribution, which gives fewer odd characters than sampling at $\tau = 1$.
+    distribution, which gives fewer odd characters than sampling at $\tau = 1$. The model is put
+    in evaluation mode (no dropout) and given back in the mode it came in.
     """
+    was_training = model.training
     model.eval()
     generator = torch.Generator(device=device).manual_seed(seed)
     # `[1, len(prompt)]`
@@ -284,7 +292,7 @@ def generate(model: DecoderOnlyTransformer, vocab: Vocabulary, prompt: str, leng
         # `[1, 1]`
         next_id = torch.multinomial(probs, 1, generator=generator)
         ids = torch.cat([ids, next_id], dim=1)
-    model.train()
+    model.train(was_training)
     return vocab.decode(ids[0])
 
 

@@ -7,9 +7,10 @@ summary: How the attention heat maps on these pages are computed with the tutori
 # Drawing the Attention Figures
 
 The heat maps on these pages are not drawn by hand: this module computes them with the code of
-the tutorial and writes them as SVG files. Run `python -m annotated_attention.figures` to
-rewrite `figures/*.svg`. The tests regenerate the figures and compare them with the files in
-the repository, so a change to the attention code that changes a figure cannot go unnoticed.
+the tutorial and writes them as SVG files. Run `python -m annotated_attention.figures` to draw
+them into `artifacts/figures/`, or with `--update` to rewrite the committed `figures/*.svg`. The
+tests draw the figures again and compare them byte for byte with the files in the repository, so
+a change to the attention code that changes a figure cannot go unnoticed.
 
 We write the SVG text ourselves instead of using a plotting library. A heat map is only
 rectangles and text, and writing it directly keeps the output small, byte-for-byte reproducible,
@@ -84,15 +85,17 @@ def heatmap_svg(name: str, weights: list[list[float]], queries: list[str], keys:
            f'font-weight="bold" transform="rotate(-90 14 {top + rows * cell // 2})">queries</text>']
     if caption:
         out.append(f'<text x="8" y="24" {FONT} font-size="15" font-weight="bold">{escape(caption)}</text>')
-    # Column labels (keys) above the grid, row labels (queries) to its left
+    # Column labels (keys) above the grid, row labels (queries) to its left. They are tokens of
+    # an example, the same in every language: `translate="no"` tells the builder not to offer
+    # them to translators (as in HTML).
     for j, key in enumerate(keys):
         x = left + j * cell + cell // 2
         out.append(f'<text x="{x}" y="{top - 12}" {FONT} font-size="13" '
-                   f'text-anchor="middle">{escape(key)}</text>')
+                   f'text-anchor="middle" translate="no">{escape(key)}</text>')
     for i, query in enumerate(queries):
         y = top + i * cell + cell // 2 + 5
         out.append(f'<text x="{left - 8}" y="{y}" {FONT} font-size="13" '
-                   f'text-anchor="end">{escape(query)}</text>')
+                   f'text-anchor="end" translate="no">{escape(query)}</text>')
     # The cells: a filled square with the weight printed in the middle. Light text on dark cells.
     # Small maps without numbers are drawn more compactly: the grid starts grey (masked), and
     # only the unmasked cells are drawn on it, without an outline.
@@ -143,7 +146,7 @@ def uniform_attention_weights(mask: torch.Tensor) -> torch.Tensor:
     return weights[0, 0]
 
 
-def render_all() -> dict[str, str]:
+def render_all(learned_data: dict | None = None) -> dict[str, str]:
     """
     ## The figures
 
@@ -194,16 +197,19 @@ def render_all() -> dict[str, str]:
     # run saved in `figures/learned.json`; `python -m annotated_attention.learned` trains again
     # and rewrites that file.
     from .learned import DATA_FILE, load_data, render
-    if DATA_FILE.exists():
-        figures.update(render(load_data()))
+    if learned_data is None and DATA_FILE.exists():
+        learned_data = load_data()
+    if learned_data is not None:
+        figures.update(render(learned_data))
     return figures
 
 
-def write_all(directory: Path = FIGURE_DIR) -> list[Path]:
-    """Write every figure to `directory`; returns the paths written."""
+def write_all(directory: Path = FIGURE_DIR, learned_data: dict | None = None) -> list[Path]:
+    """Write every figure to `directory` (the trained model's from `learned_data`, by default
+    the committed numbers); returns the paths written."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, svg in render_all().items():
+    for name, svg in render_all(learned_data).items():
         path = directory / name
         # `newline="\n"` keeps the bytes identical on Windows too.
         with open(path, "w", encoding="utf-8", newline="\n") as f:
@@ -212,8 +218,14 @@ def write_all(directory: Path = FIGURE_DIR) -> list[Path]:
     return written
 
 
-def main() -> None:
-    for path in write_all():
+def main(argv: list[str] | None = None) -> None:
+    """Draw every figure into `--out`, or over the committed ones with `--update`."""
+    import argparse
+    parser = argparse.ArgumentParser(prog="python -m annotated_attention.figures", description=main.__doc__)
+    parser.add_argument("--out", default="artifacts/figures", help="folder for the figures (default: %(default)s)")
+    parser.add_argument("--update", action="store_true", help="rewrite the committed figures/*.svg")
+    args = parser.parse_args(argv)
+    for path in write_all(FIGURE_DIR if args.update else Path(args.out)):
         print(f"wrote {path}")
 
 

@@ -28,6 +28,7 @@ from typing import Optional
 import torch
 
 from .data import Vocabulary
+from .experiment import autocast
 from .mha import MultiHeadAttention, attention
 from .transformer import DecoderOnlyTransformer
 
@@ -89,6 +90,11 @@ def forward_with_cache(model: DecoderOnlyTransformer, tokens: torch.Tensor,
     :param tokens: the new token ids, `[batch, new]`
     :return: the logits of the new positions, `[batch, new, vocab_size]`
     """
+    # Dropout would make the cached keys and values of earlier steps a random draw that the next
+    # step cannot repeat, and this path applies only the FFN's share of it: refuse, not guess.
+    if model.training:
+        raise ValueError("forward_with_cache needs the model in evaluation mode (model.eval()): "
+                         "dropout has no meaning for cached keys and values")
     past, new = len(cache), tokens.shape[1]
     if past + new > model.config.max_len:
         raise ValueError(f"the cache holds {past} positions and {new} more do not fit in "
@@ -108,25 +114,34 @@ def generate_cached(model: DecoderOnlyTransformer, vocab: Vocabulary, prompt: st
     """
     ## Generation with the cache
 
-    The same sampling as [`generate`](experiment.html#generate), with the same random numbers,
-    so for texts up to `max_len` characters both give the same text. The prompt goes through the
-    model in one call; after that each call handles a single new token.
+    The same sampling as [`generate`](experiment.html#generate), with the same random numbers
+    and the same [autocast](experiment.html#autocast) (bfloat16 on CUDA, none on the CPU), so
+    for texts up to `max_len` characters both give the same text up to rounding: the two paths
+    add the same numbers in a different order (a whole row at once against one position at a
+    time), and a sample can differ where two characters are nearly equally likely. The prompt
+    goes through the model in one call; after that each call handles a single new token. Like
+    `generate`, it gives the model back in the mode it came in.
     """
     if len(prompt) + length > model.config.max_len:
         raise ValueError(f"prompt and sample ({len(prompt) + length} characters) must fit in "
                          f"max_len={model.config.max_len}")
+    was_training = model.training
     model.eval()
-    generator = torch.Generator(device=device).manual_seed(seed)
-    cache = KVCache(len(model.layers))
-    ids = vocab.encode(prompt).to(device)[None, :]
-    logits = forward_with_cache(model, ids, cache)
-    for _ in range(length):
-        probs = (logits[:, -1, :].float() / temperature).softmax(dim=-1)
-        next_id = torch.multinomial(probs, 1, generator=generator)
-        ids = torch.cat([ids, next_id], dim=1)
-        # Only the new token: `[1, 1]`
-        logits = forward_with_cache(model, next_id, cache)
-    model.train()
+    try:
+        generator = torch.Generator(device=device).manual_seed(seed)
+        cache = KVCache(len(model.layers))
+        ids = vocab.encode(prompt).to(device)[None, :]
+        with autocast(device):
+            logits = forward_with_cache(model, ids, cache)
+        for _ in range(length):
+            probs = (logits[:, -1, :].float() / temperature).softmax(dim=-1)
+            next_id = torch.multinomial(probs, 1, generator=generator)
+            ids = torch.cat([ids, next_id], dim=1)
+            # Only the new token: `[1, 1]`
+            with autocast(device):
+                logits = forward_with_cache(model, next_id, cache)
+    finally:
+        model.train(was_training)
     return vocab.decode(ids[0])
 
 # ## Exercises

@@ -12,18 +12,24 @@ on the same text (this package's source), save a few snapshots of it, and look i
 
 Everything below comes from running `python -m annotated_attention.learned`: it trains the
 model (600 steps, about 13 seconds of CPU time on one thread), checks the statements of this page
-with `check`, writes the measured numbers to `figures/learned.json` and redraws the figures from
-that file. The run is seeded, and the tests train it again and compare the result with the
-committed numbers.
+with `check`, and writes the measured numbers and the figures drawn from them to
+`artifacts/learned/`; with `--update` it rewrites the committed `figures/learned.json` and figures
+instead. The run is seeded: on one machine a second run gives the same bytes. Another CPU or
+another version of PyTorch rounds some sums differently, and 600 steps turn that into a slightly
+different run, so your numbers may differ from these in the second decimal; the tests train
+again and compare the result with the committed numbers within such margins. These are CPU
+figures: the run uses no GPU.
 
 ## The loss curve
 
 ![Training and validation loss of the small model](figures/learned_loss.svg)
 
 The first loss is close to the logarithm of the vocabulary size, the loss of a uniform guess over
-all characters. The loss then falls quickly below the [unigram entropy](data.html#unigram_entropy) (the dashed
-line, the best a model can do without looking at the context) and keeps falling: the model uses
-the context, which it can only reach through attention.
+all characters. The loss then falls quickly below the [unigram entropy](data.html#unigram_entropy) (the upper dashed
+line, the best a model can do without looking at the context) and then below the
+[bigram model](data.html#bigram_loss) (the lower dashed line, the best one can do from the previous character alone,
+measured on the same validation text): the model uses more of the context than one character,
+which it can only reach through attention.
 
 ## Samples at several steps
 
@@ -38,9 +44,13 @@ writes no sensible code; the [experiment](experiment.html) trains a larger one f
 
 We feed the trained model a line from the training text and draw the attention weights of every
 head of every layer. Rows are the queries and columns the keys; the causal mask hides the upper
-triangle, and every row sums to 1. The title of each map (shown when you hover over it) gives
-three numbers for the head: the mean weight on the previous character, on the character itself,
-and how many characters back the head looks on average.
+triangle, and every row sums to 1. The table gives four numbers for each head: the mean weight on
+the previous character and on the character itself, how many characters back the head looks on
+average, and the entropy of its weights. Its last row is a head that spreads its weight evenly
+over the keys it may see, the baseline for all of them: it looks 7.75 characters back on our
+32-character line.
+
+![The heads of the trained model in numbers](figures/learned_heads.svg)
 
 ![Layer 1, head 1](figures/learned_l1h1.svg)
 ![Layer 1, head 2](figures/learned_l1h2.svg)
@@ -58,11 +68,15 @@ the [positional encoding](positional_encoding.html) makes easy to learn.
 ![Layer 2, head 3](figures/learned_l2h3.svg)
 ![Layer 2, head 4](figures/learned_l2h4.svg)
 
-**The second layer** looks further back (on average more than twice as far as the first) and its
-patterns depend more on the content: whole groups of neighbouring queries often attend to the
-same key, a character that matters for all of them. Its input already contains what the
-first layer gathered about each position's neighbours, so one step of attention in the second
-layer can reach information from several characters away.
+**The second layer** looks further back: on average more than twice as far as the first, and
+every head more than half as far as the even spread, while every head of the first layer stays
+under half of it. Much of that distance comes from spreading: every head of the second layer has
+a higher entropy than every head of the first, though lower than the even spread's, so these
+heads prefer some keys without choosing one sharply. In some of them, a run of neighbouring
+queries shares one strongest key, a longer run than in any head of the first layer: a
+character that matters for all of them. Its input already contains what the first layer
+gathered about each position's neighbours, so one step of attention in the second layer can
+reach information from several characters away.
 """
 
 import hashlib
@@ -74,7 +88,7 @@ from pathlib import Path
 
 import torch
 
-from .data import Vocabulary, load_text, unigram_entropy
+from .data import Vocabulary, bigram_loss, load_text, split, unigram_entropy
 from .experiment import TrainConfig, generate, train
 from .figures import FIGURE_DIR, FONT, heatmap_svg
 from .transformer import DecoderOnlyTransformer
@@ -82,8 +96,10 @@ from .transformer import DecoderOnlyTransformer
 # ## The run
 #
 # A model with half the width of the experiment's (`d_model` 64, 4 heads of 16, 2 layers) on
-# sequences of 32 characters, 600 steps of 16 sequences. Dropout is off, so that the snapshots
-# reflect what the weights compute and not a random pattern.
+# sequences of 32 characters, 600 steps of 16 sequences. Dropout is off: it regularises a model
+# that would otherwise fit its training text too closely, which a model this small does not do
+# in 600 steps, so here it would only slow the training down. (The maps are taken in evaluation
+# mode, where dropout does nothing, either way.)
 CONFIG = TrainConfig(steps=600, batch_size=16, seq_len=32, lr=1e-2, warmup=30, eval_every=100,
                      d_model=64, heads=4, layers=2, d_ff=256, dropout=0.0, device="cpu", threads=1,
                      sample_len=0)
@@ -125,14 +141,40 @@ def head_summary(weights: list[list[float]]) -> dict[str, float]:
 
     For one head's `[seq, seq]` weights: the mean weight that a query puts on the **previous**
     character ($j = i - 1$) and on **itself** ($j = i$), over the queries that have a previous
-    character, and how far back a query looks on average, the **distance**
-    $\frac{1}{n} \sum_i \sum_j p_{ij} (i - j)$ in characters.
+    character; how far back a query looks on average, the **distance**
+    $\frac{1}{n} \sum_i \sum_j p_{ij} (i - j)$ in characters; and how spread out its weights are,
+    the mean **entropy** $-\frac{1}{n} \sum_i \sum_j p_{ij} \log p_{ij}$ in nats (0 for a head
+    that puts all its weight on one key, $\log(i + 1)$ for query $i$ spreading it evenly).
     """
     n = len(weights)
     rows = range(1, n)
     return {"previous": sum(weights[i][i - 1] for i in rows) / (n - 1),
             "self": sum(weights[i][i] for i in rows) / (n - 1),
-            "distance": sum(w * (i - j) for i in range(n) for j, w in enumerate(weights[i])) / n}
+            "distance": sum(w * (i - j) for i in range(n) for j, w in enumerate(weights[i])) / n,
+            "entropy": -sum(w * math.log(w) for row in weights for w in row if w > 0) / n}
+
+
+def uniform_weights(n: int) -> list[list[float]]:
+    r"""
+    ## The baseline: a head that does not choose
+
+    A head whose scores are all equal spreads each query's weight evenly over the keys the
+    causal mask leaves it: $1/(i+1)$ on each of keys $0, ..., i$. Its distance is
+    $\frac{1}{n} \sum_i \frac{i}{2} = \frac{n-1}{4}$, 7.75 characters on our 32-character line.
+    A trained head's numbers mean something only next to these: a head that "looks far back"
+    may just be one that looks everywhere.
+    """
+    return [[1 / (i + 1) if j <= i else 0.0 for j in range(n)] for i in range(n)]
+
+
+def longest_shared_run(weights: list[list[float]]) -> int:
+    """The most consecutive queries whose strongest key is one and the same key."""
+    strongest = [max(range(len(row)), key=row.__getitem__) for row in weights]
+    best = run = 1
+    for a, b in zip(strongest, strongest[1:]):
+        run = run + 1 if a == b else 1
+        best = max(best, run)
+    return best
 
 
 def run(cfg: TrainConfig = CONFIG) -> dict:
@@ -160,8 +202,12 @@ def run(cfg: TrainConfig = CONFIG) -> dict:
                                      torch.device("cpu"), seed=cfg.seed)
     val_losses[result.step] = result.final_val_loss
     maps = attention_maps(result.model, vocab, ATTENTION_TEXT)
+    train_ids, val_ids = split(vocab.encode(text))
     return {"config": asdict(replace(cfg, checkpoint="")), "vocab_size": len(vocab),
             "unigram_entropy": unigram_entropy(vocab.encode(text), len(vocab)),
+            "bigram_loss": bigram_loss(train_ids, val_ids, len(vocab)),
+            "uniform": head_summary(uniform_weights(len(ATTENTION_TEXT))),
+            "runs": [[longest_shared_run(h) for h in layer] for layer in maps],
             "losses": losses, "val_losses": {str(k): v for k, v in sorted(val_losses.items())},
             "samples": {str(k): v for k, v in samples.items()},
             "attention_text": ATTENTION_TEXT, "attention": maps,
@@ -179,17 +225,33 @@ def check(data: dict) -> None:
     losses = data["losses"]
     # The first loss is close to a uniform guess, $\log(\text{vocabulary size})$.
     assert abs(losses[0] - math.log(data["vocab_size"])) < 0.3
-    # The final validation loss is well below the unigram entropy.
+    # The final validation loss is well below the unigram entropy, and below the bigram model's
+    # loss on the same validation text: the model uses more than the previous character.
     final = data["val_losses"][str(SAMPLE_STEPS[-1])]
     assert final < data["unigram_entropy"] - 0.5
+    assert data["bigram_loss"] < data["unigram_entropy"]
+    assert final < data["bigram_loss"] - 0.3
     # A head of the first layer puts much of its weight on the previous character, more than any
     # head of the second layer does ...
     first, second = data["heads"][0], data["heads"][1]
+    uniform = data["uniform"]
     assert max(h["previous"] for h in first) > 0.35
     assert max(h["previous"] for h in first) > 1.5 * max(h["previous"] for h in second)
-    # ... and the heads of the second layer look, on average, more than twice as far back.
+    # ... every head of the first layer looks less than half as far back as a head that spreads
+    # its weight evenly (7.75 characters), every head of the second layer more than half as far,
+    # and the second layer on average more than twice as far as the first ...
+    assert abs(uniform["distance"] - (len(data["attention_text"]) - 1) / 4) < 1e-9
+    assert all(h["distance"] < uniform["distance"] / 2 for h in first)
+    assert all(h["distance"] > uniform["distance"] / 2 for h in second)
     mean_distance = [sum(h["distance"] for h in layer) / len(layer) for layer in (first, second)]
     assert mean_distance[1] > 2 * mean_distance[0]
+    # ... and spreads its weight more: every second-layer head has a higher entropy than every
+    # first-layer head, and still a lower one than the even spread.
+    assert min(h["entropy"] for h in second) > max(h["entropy"] for h in first)
+    assert max(h["entropy"] for h in second) < uniform["entropy"]
+    # Some head of the second layer has a longer run of neighbouring queries that share their
+    # strongest key than any head of the first layer.
+    assert max(data["runs"][1]) > max(data["runs"][0])
     # Every row of every map is a distribution over the keys at or before the query.
     for layer in data["attention"]:
         for head in layer:
@@ -207,25 +269,65 @@ def attention_svgs(data: dict) -> dict[str, str]:
     """
     ## The attention figures
 
-    One heat map per layer and head, with small cells and no numbers in them; the title of each
-    figure gives the head's summary numbers.
+    One heat map per layer and head, with small cells and no numbers in them. Their labels do
+    not change from run to run (the numbers are in [the table](#heads_svg)), so that their
+    translations stay valid when the model is trained again.
     """
     chars = [shown(c) for c in data["attention_text"]]
     n = len(chars)
     blocked = [[j > i for j in range(n)] for i in range(n)]
+    description = (f"Attention weights of the trained model for the line "
+                   f"'{data['attention_text']}': one row per query, one column per key; the "
+                   f"causal mask hides the keys after each query. The table of the heads gives "
+                   f"each head's numbers.")
     figures = {}
     for layer, heads in enumerate(data["attention"]):
         for head, weights in enumerate(heads):
-            s = data["heads"][layer][head]
-            title = (f"Layer {layer + 1}, head {head + 1}: weight on the previous character "
-                     f"{s['previous']:.2f}, on itself {s['self']:.2f}; it looks "
-                     f"{s['distance']:.1f} characters back on average")
             figures[f"learned_l{layer + 1}h{head + 1}.svg"] = heatmap_svg(
-                f"learned-l{layer + 1}h{head + 1}", weights, chars, chars, title,
-                f"Attention weights of the trained model for the line "
-                f"'{data['attention_text']}'. {title}.", masked=blocked, cell=16, numbers=False,
+                f"learned-l{layer + 1}h{head + 1}", weights, chars, chars,
+                f"Layer {layer + 1}, head {head + 1}: attention weights of the trained model",
+                description, masked=blocked, cell=16, numbers=False,
                 caption=f"layer {layer + 1}, head {head + 1}")
     return figures
+
+
+def heads_svg(data: dict) -> str:
+    """
+    ## The table of the heads
+
+    Every head's numbers as a table, with the even spread's last, so that a reader sees them
+    without hovering over anything. The cells hold only numbers, which need no translation.
+    """
+    columns = ["weight on previous", "weight on itself", "characters back", "entropy (nats)"]
+    fields = ["previous", "self", "distance", "entropy"]
+    rows = [(f"layer {layer + 1}, head {head + 1}", s)
+            for layer, heads in enumerate(data["heads"]) for head, s in enumerate(heads)]
+    rows.append(("even spread", data["uniform"]))
+    first, col, line_h, top = 130, 150, 24, 40
+    width, height = first + col * len(columns) + 12, top + line_h * len(rows) + 12
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="heads-title heads-desc">',
+           '<title id="heads-title">The heads of the trained model in numbers</title>',
+           '<desc id="heads-desc">For each head of each layer, and for a head that spreads its '
+           'weight evenly over the keys it may see: the mean weight on the previous character '
+           'and on the character itself, how many characters back it looks on average, and the '
+           'entropy of its weights.</desc>',
+           f'<rect width="{width}" height="{height}" fill="#ffffff"/>']
+    for c, name in enumerate(columns):
+        x = first + col * c + col - 12
+        out.append(f'<text x="{x}" y="{top - 12}" {FONT} font-size="13" font-weight="bold" '
+                   f'text-anchor="end">{name}</text>')
+    for r, (label, s) in enumerate(rows):
+        y = top + line_h * r + 16
+        if r % 2 == 0:
+            out.append(f'<rect x="6" y="{y - 16}" width="{width - 12}" height="{line_h}" fill="#eef3f8"/>')
+        out.append(f'<text x="12" y="{y}" {FONT} font-size="13">{label}</text>')
+        for c, key in enumerate(fields):
+            value = f"{s[key]:.1f}" if key == "distance" else f"{s[key]:.2f}"
+            out.append(f'<text x="{first + col * c + col - 12}" y="{y}" {FONT} font-size="13" '
+                       f'text-anchor="end">{value}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
 
 
 def loss_svg(data: dict) -> str:
@@ -252,9 +354,10 @@ def loss_svg(data: dict) -> str:
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="loss-title loss-desc">',
            '<title id="loss-title">Training and validation loss of the small model</title>',
-           f'<desc id="loss-desc">Cross-entropy in nats per character over {steps} steps. The '
-           f'first step has loss {losses[0]:.2f}; the final validation loss is '
-           f'{data["val_losses"][str(steps)]:.2f}, against a unigram entropy of {h:.2f}.</desc>',
+           f'<desc id="loss-desc">Cross-entropy in nats per character over {steps} steps: the '
+           f'training loss of each step and its mean over 10 steps, the validation loss every '
+           f'100 steps, and two baselines measured on the same text: the unigram entropy and '
+           f'the bigram model. The numbers are printed next to the lines.</desc>',
            f'<rect width="{width}" height="{height}" fill="#ffffff"/>']
     for loss in range(lo, hi + 1):
         y = xy(0, loss).split(",")[1]
@@ -269,11 +372,14 @@ def loss_svg(data: dict) -> str:
                f'text-anchor="middle">step</text>')
     out.append(f'<text x="14" y="{top + plot_h // 2}" {FONT} font-size="13" text-anchor="middle" '
                f'transform="rotate(-90 14 {top + plot_h // 2})">loss (nats/char)</text>')
-    (x0, y0), (x1, _) = xy(0, h).split(","), xy(steps, h).split(",")
-    out.append(f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" stroke="#b35806" '
-               f'stroke-dasharray="6 4"/>')
-    out.append(f'<text x="{x1}" y="{float(y0) - 6:.1f}" {FONT} font-size="12" text-anchor="end" '
-               f'fill="#b35806">unigram entropy {h:.2f}</text>')
+    # The two baselines, dashed, each with its name and (in a `<tspan>` of its own, since a
+    # number needs no translation) its value
+    for value, name, ink, dy in ((h, "unigram entropy", "#b35806", -6), (data["bigram_loss"], "bigram model", "#542788", 14)):
+        (x0, y0), (x1, _) = xy(0, value).split(","), xy(steps, value).split(",")
+        out.append(f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" stroke="{ink}" '
+                   f'stroke-dasharray="6 4"/>')
+        out.append(f'<text x="{x1}" y="{float(y0) + dy:.1f}" {FONT} font-size="12" text-anchor="end" '
+                   f'fill="{ink}">{name}<tspan> {value:.2f}</tspan></text>')
     out.append(f'<polyline points="{" ".join(xy(i + 1, l) for i, l in enumerate(losses))}" '
                f'fill="none" stroke="#9ecae1" stroke-width="1"/>')
     out.append(f'<polyline points="{" ".join(xy(i + 1, l) for i, l in enumerate(smooth))}" '
@@ -281,6 +387,9 @@ def loss_svg(data: dict) -> str:
     for step, loss in data["val_losses"].items():
         x, y = xy(int(step), loss).split(",")
         out.append(f'<circle cx="{x}" cy="{y}" r="4" fill="#b35806"/>')
+    x, y = xy(steps, data["val_losses"][str(steps)]).split(",")
+    out.append(f'<text x="{float(x) - 8:.1f}" y="{float(y) - 8:.1f}" {FONT} font-size="12" '
+               f'text-anchor="end" fill="#b35806">{data["val_losses"][str(steps)]:.2f}</text>')
     out.append(f'<text x="{left + plot_w}" y="{top - 12}" {FONT} font-size="12" '
                f'text-anchor="end">training loss (mean of 10 steps), validation loss (dots)</text>')
     out.append("</svg>")
@@ -309,7 +418,7 @@ def samples_svg(data: dict) -> str:
         y += 22
         for line in lines:
             out.append(f'<text x="24" y="{y}" font-family="monospace" font-size="13" '
-                       f'xml:space="preserve">{escape(line[:76])}</text>')
+                       f'xml:space="preserve" translate="no">{escape(line[:76])}</text>')
             y += line_h
     out.append("</svg>")
     return "\n".join(out) + "\n"
@@ -318,27 +427,41 @@ def samples_svg(data: dict) -> str:
 def render(data: dict) -> dict[str, str]:
     """All the figures of this page, from the numbers of a run: file name → SVG text."""
     return {"learned_loss.svg": loss_svg(data), "learned_samples.svg": samples_svg(data),
-            **attention_svgs(data)}
+            "learned_heads.svg": heads_svg(data), **attention_svgs(data)}
 
 
 def load_data(path: Path = DATA_FILE) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def main() -> None:
-    """Train, check, save the numbers, and rewrite every figure (this page's and the others)."""
+def main(argv: list[str] | None = None) -> None:
+    """Train, check, save the numbers and draw the figures: into `--out` (the committed files
+    stay as they are), or over the committed ones with `--update`."""
+    import argparse
     from .figures import write_all
+    parser = argparse.ArgumentParser(prog="python -m annotated_attention.learned", description=main.__doc__)
+    parser.add_argument("--out", default="artifacts/learned", help="folder for the numbers and figures (default: %(default)s)")
+    parser.add_argument("--update", action="store_true", help="rewrite the committed figures/learned.json and figures")
+    args = parser.parse_args(argv)
     data = run()
     for layer, heads in enumerate(data["heads"]):
         for head, s in enumerate(heads):
             print(f"layer {layer + 1} head {head + 1}: " +
                   ", ".join(f"{k} {v:.2f}" for k, v in s.items()))
     print(f"final validation loss {data['val_losses'][str(SAMPLE_STEPS[-1])]:.3f}, "
-          f"unigram entropy {data['unigram_entropy']:.3f}")
+          f"bigram model {data['bigram_loss']:.3f}, unigram entropy {data['unigram_entropy']:.3f}")
     check(data)
-    DATA_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    for path in write_all():
+    directory = FIGURE_DIR if args.update else Path(args.out)
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / DATA_FILE.name, "w", encoding="utf-8", newline="\n") as f:
+        f.write(dumps(data))
+    for path in write_all(directory, data):
         print(f"wrote {path}")
+
+
+def dumps(data: dict) -> str:
+    """The numbers as the committed file holds them (sorted keys: the same bytes every run)."""
+    return json.dumps(data, indent=1, sort_keys=True) + "\n"
 
 
 if __name__ == "__main__":

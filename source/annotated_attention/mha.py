@@ -197,8 +197,13 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     # `softmax` subtracts the largest score of each row before taking $\exp$, which changes
     # nothing mathematically and keeps $\exp$ from overflowing (see
     # [the worked example](scores_and_softmax.html#softmax_by_hand)).
+    #
+    # Zeroing the empty rows makes a second `[seq_q, seq_k]` tensor, which autograd keeps for
+    # the backward pass next to the softmax's own output (64 of 149 MiB at 512 tokens in the
+    # [measurements](#saved_for_backward)), so we do it only when there is such a row: a causal
+    # or a padding mask of non-empty sequences has none.
     weights = scores.softmax(dim=-1)
-    if empty is not None:
+    if empty is not None and bool(empty.any()):
         weights = weights.masked_fill(empty, 0.0)
 
     # ### Dropout on the attention weights
@@ -433,29 +438,48 @@ def score_variance_at_init(d_model: int = 128, heads: int = 4, seq: int = 256,
 
 # ## Time and memory
 #
-# The explicit path stores the `[batch, heads, seq, seq]` weight matrix (and, for the backward
-# pass, the scores and the dropped weights next to it), so its memory grows with the square of
-# the sequence length, and so does its time once the sequence is long enough for the
-# $QK^\top$ products to dominate. `python benchmarks/attention_bench.py` measures one forward and
+# The explicit path stores the `[batch, heads, seq, seq]` weight matrix for the backward pass
+# (the softmax's backward needs its output; with dropout in training, a dropped copy and its
+# random mask come next to it), so its memory grows with the square of the sequence length, and
+# so does its time once the sequence is long enough for the $QK^\top$ products to dominate. `python benchmarks/attention_bench.py` measures one forward and
 # one backward pass of causal self-attention (batch 8, `d_model` 256, 8 heads, float32) on the
 # CPU, on the 2-core development machine (torch 2.13.0, `--threads 1`, while other jobs kept it
-# busy, so the times are rough). For each length: the time of the explicit and of the fused path
-# (in brackets, how much longer than at half the length; 4 would be quadratic), how many times
-# faster the fused path is, and the memory that autograd keeps for the backward pass:
+# busy, so the times are rough; they were measured before the empty-row fix above, which
+# changes the memory, not the time). For each length: the time of the explicit and of the fused
+# path (in brackets, how much longer than at half the length; 4 would be quadratic), how many
+# times faster the fused path is, and the memory that autograd keeps for the backward pass
+# (measured now; the tests measure it again):
 #
-# * 64 tokens: 23.5 and 16.8 ms, 1.40 times; 5.5 and 3.5 MiB
-# * 128 tokens: 94.5 (×4.03) and 62.2 ms (×3.71), 1.52 times; 14.0 and 6.0 MiB
-# * 256 tokens: 268 (×2.84) and 139 ms (×2.24), 1.92 times; 43.1 and 11.1 MiB
-# * 512 tokens: 1103 (×4.12) and 269 ms (×1.93), 4.11 times; 149 and 21.1 MiB
-# * 1024 tokens: 3243 (×2.94) and 469 ms (×1.74), 6.92 times; 554 and 41.2 MiB
+# * 64 tokens: 23.5 and 16.8 ms, 1.40 times; 4.5 and 3.5 MiB
+# * 128 tokens: 94.5 (×4.03) and 62.2 ms (×3.71), 1.52 times; 10.0 and 6.0 MiB
+# * 256 tokens: 268 (×2.84) and 139 ms (×2.24), 1.92 times; 27.1 and 11.1 MiB
+# * 512 tokens: 1103 (×4.12) and 269 ms (×1.93), 4.11 times; 85.3 and 21.1 MiB
+# * 1024 tokens: 3243 (×2.94) and 469 ms (×1.74), 6.92 times; 298.0 and 41.2 MiB
 #
 # The fused path wins at every length here, by 1.4 times at 64 tokens and by about 7 times at
-# 1024, and its memory grows only linearly: at 1024 tokens it keeps 41 MiB instead of 554 MiB.
-# The fused kernel still does $O(n^2)$ work, but at these lengths its time is dominated by the
-# projections, which grow linearly.
+# 1024, and its memory grows only linearly: at 1024 tokens it keeps 41 MiB instead of 298 MiB.
+# The fused kernel still does $O(n^2)$ work. Counted in floating-point operations
+# ([`attention_flops`](#attention_flops)), the four projections cost $8 n d_{model}^2$ and the two
+# products $QK^\top$ and $PV$ of all heads together $4 n^2 d_{model}$: below
+# $n = 2 d_{model}$, 512 tokens here, the projections are most of the work, and above it the
+# $n^2$ products are. The times grow by factors between about 2 and 4 per doubling rather than
+# by a clean 4, because other jobs shared the machine; the memory, which does not depend on the
+# load, grows cleanly.
+def attention_flops(seq: int, d_model: int) -> tuple[int, int]:
+    """
+    The floating-point operations of one self-attention forward pass on one sequence of `seq`
+    tokens (a multiply and an add count as two): the four `d_model × d_model` projections, and
+    the $QK^\top$ and $PV$ products, which for all heads together are as large as for one head
+    of size `d_model`.
+
+    :return: (projections, products)
+    """
+    return 4 * 2 * seq * d_model * d_model, 2 * 2 * seq * seq * d_model
+
 # `saved_for_backward` measures that memory: it counts the bytes of every tensor that autograd
 # saves while a function runs (each block of memory once). The tests use it to check the growth:
-# doubling the sequence length multiplies the explicit path's memory by almost 4 and the fused
+# doubling the sequence length multiplies the explicit path's memory by 3 to 4 (closer to 4 the longer the
+# sequence, as the n² part takes over) and the fused
 # path's by about 2.
 def saved_for_backward(fn) -> tuple[torch.Tensor, int]:
     """

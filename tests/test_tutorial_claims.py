@@ -1,0 +1,268 @@
+"""The numbers and comparisons in the tutorial's prose, asserted by running the code they describe,
+and the fixes of the tutorial review (issue 28): the KV cache under the same autocast as
+`generate`, the caller's mode restored, train mode refused, the last valid batch start drawn, the
+bigram baseline, and scripts that write no tracked file unless asked.
+
+Every comparison of two paths here runs on a model whose parameters were all moved away from
+their initial values (`perturb`): at initialisation every layer norm is (1, 0) and many biases are
+0, so two paths that swap or drop them agree anyway.
+
+Mutation checks (planted by hand, then reverted; each fails a test below): `generate_cached`
+without `autocast` (the head's output is float32, not bfloat16); `model.train()` at the end of
+`generate` (the mode is not restored); the `model.training` check in `forward_with_cache` removed;
+`randint(0, len(data) - seq_len - 1)` (start 1 of a two-window text is never drawn); the empty-row
+guard `bool(empty.any())` removed (the causal case keeps 64 MiB more at 512 tokens); the
+layer norms of a layer swapped (`norm_attn` ↔ `norm_ff` in `TransformerLayer.forward`: only the
+perturbed model tells them apart).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from conftest import ROOT
+from annotated_attention import experiment, figures, kv_cache, learned, mha
+from annotated_attention.data import Vocabulary, bigram_loss, random_batch
+from annotated_attention.experiment import generate
+from annotated_attention.kv_cache import KVCache, forward_with_cache, generate_cached
+from annotated_attention.mha import MultiHeadAttention, attention_flops, causal_mask, saved_for_backward
+from annotated_attention.transformer import DecoderOnlyTransformer, ModelConfig
+
+PAGES = ROOT / "source" / "annotated_attention"
+MIB = 1024 * 1024
+
+
+def perturb(module: torch.nn.Module, seed: int = 0, scale: float = 0.2) -> torch.nn.Module:
+    """Every parameter moved away from its initial value by its own random amount, so that no two
+    parameters (two layer norms, two zero biases) are equal any more."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(scale * torch.randn(p.shape, generator=g, dtype=p.dtype))
+    return module
+
+
+def small_model(fused: bool = True, dropout: float = 0.1) -> DecoderOnlyTransformer:
+    torch.manual_seed(0)
+    m = DecoderOnlyTransformer(ModelConfig(vocab_size=13, d_model=32, heads=4, layers=2, d_ff=64,
+                                           max_len=24, dropout=dropout, fused=fused)).double()
+    return perturb(m).eval()
+
+
+def test_perturb_moves_every_parameter_and_separates_the_norms():
+    torch.manual_seed(0)
+    fresh = DecoderOnlyTransformer(ModelConfig(vocab_size=13, d_model=32, heads=4, layers=2, d_ff=64, max_len=24))
+    layer = fresh.layers[0]
+    assert torch.equal(layer.norm_attn.weight, layer.norm_ff.weight)  # why perturbing is needed
+    moved = perturb(fresh)
+    assert not torch.equal(moved.layers[0].norm_attn.weight, moved.layers[0].norm_ff.weight)
+    assert not torch.equal(moved.layers[0].norm_attn.bias, moved.layers[0].norm_ff.bias)
+
+
+# ## Two paths, on perturbed parameters
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_explicit_and_fused_paths_agree_on_perturbed_weights(causal):
+    a = perturb(MultiHeadAttention(32, 4, dropout=0.3).double()).eval()
+    x = torch.randn(3, 9, 32, dtype=torch.double, generator=torch.Generator().manual_seed(1))
+    mask = torch.ones(3, 1, 9, dtype=torch.bool)
+    mask[1, 0, 6:] = False
+    a.fused = True
+    fused = a(x, x, x, mask=mask, causal=causal)
+    a.fused = False
+    explicit = a(x, x, x, mask=mask, causal=causal)
+    torch.testing.assert_close(fused, explicit, rtol=0, atol=1e-10)
+
+
+def test_whole_model_explicit_and_fused_agree_on_perturbed_weights():
+    tokens = torch.randint(0, 13, (2, 24), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        torch.testing.assert_close(small_model(True)(tokens), small_model(False)(tokens), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_cache_equals_full_recomputation_on_perturbed_weights(fused):
+    m = small_model(fused)
+    tokens = torch.randint(0, 13, (2, 24), generator=torch.Generator().manual_seed(1))
+    cache = KVCache(len(m.layers))
+    with torch.no_grad():
+        steps = [forward_with_cache(m, tokens[:, t:t + 1], cache) for t in range(24)]
+        torch.testing.assert_close(torch.cat(steps, dim=1), m(tokens), rtol=0, atol=1e-10)
+
+
+# ## Generation: autocast, modes
+
+@contextlib.contextmanager
+def cpu_bfloat16(monkeypatch):
+    """The GPU branch's autocast, on the CPU: what `autocast(device)` returns on CUDA."""
+    def fake(device):
+        return torch.autocast(device_type="cpu", dtype=torch.bfloat16)
+    monkeypatch.setattr(experiment, "autocast", fake)
+    monkeypatch.setattr(kv_cache, "autocast", fake)
+    yield
+
+
+def test_cache_runs_under_the_same_autocast_as_generate(monkeypatch):
+    m = small_model().float()
+    vocab = Vocabulary("abcdefghijklm")
+    dtypes = []
+    m.head.register_forward_hook(lambda mod, inp, out: dtypes.append(out.dtype))
+    with cpu_bfloat16(monkeypatch):
+        full = generate(m, vocab, "abc", 12, torch.device("cpu"), seed=0)
+        n = len(dtypes)
+        cached = generate_cached(m, vocab, "abc", 12, torch.device("cpu"), seed=0)
+    assert set(dtypes[:n]) == {torch.bfloat16}
+    assert set(dtypes[n:]) == {torch.bfloat16}, "generate_cached must use generate's autocast"
+    # Up to bfloat16 rounding: the same sampler on nearly the same probabilities
+    same = sum(a == b for a, b in zip(full, cached))
+    assert full[:3] == cached[:3] == "abc" and same >= len(full) - 9
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_generation_gives_the_model_back_in_the_callers_mode(training):
+    m = small_model()
+    vocab = Vocabulary("abcdefghijklm")
+    for fn in (generate, generate_cached):
+        m.train(training)
+        fn(m, vocab, "ab", 5, torch.device("cpu"))
+        assert m.training is training, fn.__name__
+    m.train(training)
+    experiment.evaluate(m, torch.randint(0, 13, (4, 9)), 2, torch.device("cpu"))
+    assert m.training is training
+
+
+def test_cache_refuses_train_mode():
+    m = small_model().train()
+    with pytest.raises(ValueError, match=r"model\.eval\(\)"):
+        forward_with_cache(m, torch.zeros(1, 3, dtype=torch.long), KVCache(len(m.layers)))
+
+
+# ## Data
+
+def test_every_valid_batch_start_is_drawn():
+    seq_len = 4
+    data = torch.arange(seq_len + 2)  # two windows of seq_len + 1: starts 0 and 1
+    x, _ = random_batch(data, 200, seq_len, torch.Generator().manual_seed(0))
+    assert set(x[:, 0].tolist()) == {0, 1}
+    x, y = random_batch(torch.arange(seq_len + 1), 3, seq_len)  # exactly one window
+    assert x[:, 0].tolist() == [0, 0, 0] and y[0].tolist() == [1, 2, 3, 4]
+
+
+def test_bigram_loss_is_the_smoothed_count_estimate():
+    train = torch.tensor([0, 1, 0, 1, 0, 2])
+    val = torch.tensor([0, 1, 2])
+    a, v = 0.5, 3
+    # p(1 | 0) = (2 + a) / (3 + 3a); p(2 | 1) = (0 + a) / (2 + 3a)
+    expected = -(math.log((2 + a) / (3 + 3 * a)) + math.log(a / (2 + 3 * a))) / 2
+    assert bigram_loss(train, val, v, alpha=a) == pytest.approx(expected, abs=1e-12)
+    periodic = torch.tensor([0, 1] * 500)
+    assert bigram_loss(periodic, periodic, 2, alpha=1e-3) < 1e-2
+
+
+# ## mha.py: FLOPs and memory
+
+def test_flop_crossover_is_at_twice_d_model():
+    d = 256
+    for n in (64, 128, 256, 511):
+        projections, products = attention_flops(n, d)
+        assert projections > products
+    assert attention_flops(2 * d, d)[0] == attention_flops(2 * d, d)[1]
+    for n in (513, 1024):
+        projections, products = attention_flops(n, d)
+        assert products > projections
+    text = (PAGES / "mha.py").read_text(encoding="utf-8")
+    assert "$n = 2 d_{model}$, 512 tokens here" in text and "`d_model` 256" in text
+
+
+def _saved(seq: int, fused: bool, empty_row: bool = False) -> int:
+    torch.manual_seed(0)
+    a = MultiHeadAttention(256, 8)
+    a.fused = fused
+    x = torch.randn(8, seq, 256, requires_grad=True)
+    mask = None
+    if empty_row:  # one sequence of length 0: its queries have no key, which forces the fill
+        mask = torch.ones(8, 1, seq, dtype=torch.bool)
+        mask[0] = False
+    _, saved = saved_for_backward(lambda: a(x, x, x, mask=mask, causal=True))
+    return saved
+
+
+def test_memory_in_the_prose_is_what_autograd_saves():
+    """The bullet list of mha.py's "Time and memory" (up to 512 tokens: 1024 takes too long
+    here), and the 64 of 149 MiB that zeroing the empty rows used to cost at 512 tokens."""
+    text = (PAGES / "mha.py").read_text(encoding="utf-8")
+    rows = re.findall(r"^# \* (\d+) tokens: .*; ([\d.]+) and ([\d.]+) MiB$", text, re.M)
+    assert len(rows) == 5
+    for seq, explicit, fused in rows:
+        if int(seq) > 512:
+            continue
+        assert _saved(int(seq), False) / MIB == pytest.approx(float(explicit), abs=0.051), seq
+        assert _saved(int(seq), True) / MIB == pytest.approx(float(fused), abs=0.051), seq
+    # (the padding mask joined with the causal one is a `[8, 1, 512, 512]` bool tensor that the
+    # causal-only case has not: 2 MiB, apart from the fill)
+    with_fill = _saved(512, False, empty_row=True) - 8 * 512 * 512
+    assert (with_fill - _saved(512, False)) / MIB == pytest.approx(64, abs=0.5)
+    assert with_fill / MIB == pytest.approx(149, abs=0.5)
+    assert "64 of 149 MiB at 512 tokens" in text
+
+
+# ## learned.py: the baseline beside the measured heads
+
+def test_uniform_head_baseline_is_seven_point_seven_five_on_32_characters():
+    n = len(learned.ATTENTION_TEXT)
+    assert n == 32
+    assert learned.head_summary(learned.uniform_weights(n))["distance"] == pytest.approx(7.75)
+    committed = learned.load_data()
+    assert committed["uniform"]["distance"] == pytest.approx(7.75)
+    text = (PAGES / "learned.py").read_text(encoding="utf-8")
+    assert "7.75 characters back on our\n32-character line" in text
+    table = figures.render_all()["learned_heads.svg"]
+    assert ">7.8<" in table or ">7.7<" in table or ">7.75<" in table  # the last row, as printed
+    for layer in committed["heads"]:
+        for head in layer:
+            assert f">{head['distance']:.1f}<" in table and f">{head['entropy']:.2f}<" in table
+
+
+def test_entropy_and_runs_of_a_known_map():
+    sharp = [[1.0 if j == max(0, i - 1) else 0.0 for j in range(6)] for i in range(6)]
+    assert learned.head_summary(sharp)["entropy"] == 0
+    assert learned.head_summary(sharp)["previous"] == 1
+    same_key = [[1.0 if j == 0 else 0.0 for j in range(6)] for _ in range(6)]
+    assert learned.longest_shared_run(same_key) == 6
+    assert learned.longest_shared_run(sharp) == 2  # queries 0 and 1 both look at key 0
+
+
+# ## Scripts write no tracked file unless asked
+
+def _tracked_bytes() -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in figures.FIGURE_DIR.iterdir()}
+
+
+def test_figures_script_writes_elsewhere_by_default(tmp_path):
+    before = _tracked_bytes()
+    subprocess.run([sys.executable, "-m", "annotated_attention.figures"], cwd=tmp_path, check=True,
+                   capture_output=True, timeout=300)
+    assert _tracked_bytes() == before
+    drawn = {p.name: p.read_bytes() for p in (tmp_path / "artifacts" / "figures").iterdir()}
+    # ... and what it draws is, byte for byte, what is committed
+    assert drawn == {k: v for k, v in before.items() if k.endswith(".svg")}
+
+
+def test_learned_script_writes_elsewhere_and_the_same_bytes(tmp_path, monkeypatch):
+    """The committed numbers, as `main` would get them from a run: `main` writes them and the
+    figures into `--out`, byte for byte as committed, and leaves the committed files alone."""
+    before = _tracked_bytes()
+    committed = learned.load_data()
+    monkeypatch.setattr(learned, "run", lambda: json.loads(json.dumps(committed)))
+    learned.main(["--out", str(tmp_path)])
+    assert _tracked_bytes() == before
+    assert (tmp_path / "learned.json").read_bytes() == before["learned.json"]
+    for name, data in before.items():
+        assert (tmp_path / name).read_bytes() == data, name
