@@ -42,6 +42,7 @@ FORMULAS = [
     ("int", r"\int_0^1 f(x)\,dx", True),
     ("mathop", r"\mathop{softmax}(x) + \operatorname{relu}(z)", False),
     ("fences", r"\left( \frac{a}{b} \right) + \left[ x \right]", True),
+    ("fences-inline", r"x \left( \frac{a}{b} \right) + \left( \tfrac{1}{2} \right) y", False),
     ("accents", r"\hat{y} + \bar{x} + \tilde{z} + \widehat{ab}", False),
     ("text", r"\text{if } x > 0", False),
     ("colour", r"\textcolor{red}{a} + \color{blue} b", False),

@@ -125,16 +125,18 @@ def test_figure_title_with_facts_is_shown_under_the_figure(browser, base_url):
     page.goto(base_url + "annotated_attention/learned.html")
     page.wait_for_load_state("load")
     page.wait_for_timeout(500)
-    shown = page.evaluate("""() => [...document.querySelectorAll('.docs img[src$=".svg"]')].map(img => {
-      const block = img.closest('p, li, div');
-      const next = block.nextElementSibling;
-      const text = block.textContent + ' ' + (next ? next.textContent : '');
+    shown = page.evaluate("""async () => Promise.all([...document.querySelectorAll('.docs img[src$=".svg"]')].map(async img => {
       const r = img.getBoundingClientRect();
       const cap = img.nextElementSibling && img.nextElementSibling.classList.contains('figure-facts') ? img.nextElementSibling.getBoundingClientRect() : null;
-      return {alt: img.alt, facts: /\\d\\.\\d\\d/.test(text), below: !cap || (cap.top >= r.bottom - 1 && cap.height > 0)};
-    })""")
-    heads = [s for s in shown if s["alt"].startswith("Layer")]
-    assert heads and all(s["facts"] and s["below"] for s in heads), shown
+      const svg = await (await fetch(img.src)).text();
+      return {alt: img.alt, width: r.width, numbers: (svg.match(/>[^<]*\\d\\.\\d\\d[^<]*</g) || []).length,
+              below: !cap || (cap.top >= r.bottom - 1 && cap.height > 0)};
+    }))""")
+    # the per-head numbers are visible: a figure of them, drawn at a readable size
+    table = [s for s in shown if "in numbers" in s["alt"]]
+    assert table and table[0]["width"] > 300 and table[0]["numbers"] >= 8, shown
+    # and a title that says more than the alt text sits under its figure
+    assert all(s["below"] for s in shown), shown
     context.close()
 
 
@@ -195,3 +197,41 @@ def test_reader_screenshots(browser, base_url):
                 page.wait_for_timeout(150)
                 page.screenshot(path=str(SHOTS / f"mha-{lang}-{name}-{scheme}.png"))
                 context.close()
+
+
+def test_a_figure_title_that_says_more_than_its_alt_is_shown(browser, tmp_path):
+    """The general rule behind item 5: an SVG's <title> with facts its alt text lacks is shown under
+    the figure; one that only repeats the alt text is not."""
+    import functools
+    import http.server
+    import threading
+
+    from conftest import write_tree
+
+    from labml_site.builder.site import BuildConfig, build
+
+    src = write_tree(tmp_path / "src", {
+        "page.py": '"""\n# Figures\n\n![Head 1](facts.svg)\n\n![Head 2](plain.svg)\n"""\nx = 1\n',
+    })
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><title>{}</title><rect width="200" height="100" fill="#ccc"/></svg>'
+    (src / "facts.svg").write_text(svg.format("Head 1: entropy 2.31 bits, mean distance 3.10"), encoding="utf-8")
+    (src / "plain.svg").write_text(svg.format("Head 2"), encoding="utf-8")
+    (tmp_path / "tr").mkdir()
+    out = build(BuildConfig(src, tmp_path / "tr", tmp_path / "site", langs=("en",), jobs=1)).out
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        context, page, rec = new_page(browser, WIDE)
+        page.goto(f"http://127.0.0.1:{server.server_port}/page.html")
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(500)
+        facts = page.evaluate("""() => [...document.querySelectorAll('.docs img')].map(img => {
+          const cap = img.nextElementSibling && img.nextElementSibling.classList.contains('figure-facts') ? img.nextElementSibling : null;
+          return [img.alt, cap ? cap.textContent : null, cap ? cap.getBoundingClientRect().top >= img.getBoundingClientRect().bottom - 1 : null];
+        })""")
+        context.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert facts[0][0] == "Head 1" and "entropy 2.31" in (facts[0][1] or "") and facts[0][2], facts
+    assert facts[1] == ["Head 2", None, None], facts

@@ -320,7 +320,7 @@ def test_help_describes_every_option_of_every_command():
 
     parser = _parser("labml-site")
     sub = next(a for a in parser._actions if a.choices and isinstance(a.choices, dict))
-    assert set(sub.choices) == {"build", "serve", "check", "stats", "extract", "translate", "review"}
+    assert set(sub.choices) == {"build", "serve", "check", "stats", "extract", "translate", "review", "pr-check", "cache"}
     for name, command in sub.choices.items():
         out = cli(name, "--help", cwd=ROOT).stdout
         for action in command._actions:

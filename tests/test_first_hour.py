@@ -188,3 +188,20 @@ def test_the_json_findings_carry_the_column(tmp_path):
     findings = p.stderr[p.stderr.index("["): p.stderr.rindex("]") + 1]  # (a note and the summary around it)
     found = [f for f in json.loads(findings) if f["code"] == "source"]
     assert [(f["line"], f["col"]) for f in found] == [(4, 5)]
+
+
+def test_a_file_that_tokenizes_but_is_not_python_is_reported_where_python_says(tmp_path):
+    """`x = = 1` splits into sections fine, so the page builds; a learner running it gets a
+    SyntaxError: the build says so at Python's own line and column."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "page.py").write_text('"""\n# Page\n\nProse.\n"""\n\nx = 1\ny = = 2\n', encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "labml_site", "build", "--source", str(src), "--translations",
+                           str(tmp_path / "tr"), "--out", str(tmp_path / "site")], capture_output=True, text=True, timeout=120)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0 and (tmp_path / "site" / "page.html").is_file(), said
+    assert "page.py:8:5: warning: invalid Python (invalid syntax)" in said, said
+    assert "Traceback" not in said

@@ -148,7 +148,7 @@ def test_operator_names_italic_correction_and_colours() -> None:
     assert '<mo lspace="0.1667em">&#x2061;</mo>' in tex_to_mathml(r"\log{p_\theta}", False)  # logp → log p
     assert '<mo>&#x2061;</mo>' in tex_to_mathml(r"\log(x)", False)  # Op–Open: no space
     f = tex_to_mathml(r"f(x) + \hat{f}", False)
-    assert '<mi>f</mi><mspace width="0.108em"/><mo' in f and "<mover accent=\"true\"><mi>f</mi><mo" in f
+    assert '<mi>f</mi><mspace width="0.108em" class="kern"/><mo' in f and "<mover accent=\"true\"><mi>f</mi><mo" in f
     from labml_site.typeset.math import DARK_BACKGROUND, LIGHT_BACKGROUND, contrast, readable_colour
 
     for colour in ("90EE90", "FFFF00", "000080", "808080", "FFFFFF", "000000"):

@@ -33,13 +33,17 @@ CASES = [
     ("limits-inline", r"\sum_{i=1}^{n} x_i, \lim_{n \to \infty} a_n, \max_{\theta} f, \arg\min_{w} L", False, "inline: limits at the side"),
     ("norms", r"\lVert x \rVert_2 + \left\lVert \frac{W}{2} \right\rVert_F + \| v \|", True, "left and right bars the same size"),
     ("sized", r"\bigg( \frac{a}{b} \bigg)^2 + \Big\Vert x \Big\Vert_2 + \Bigg[ \sum_i y_i \Bigg]_{i}^{n}", True, "sized delimiters keep their size with a script"),
-    ("names", r"\mathop{softmax}(x) + \operatorname{relu}(z) + \sin x + \mathop{\mathbb{E}}_{x \sim p} [x]", True, "names upright; \\mathop limits under in display"),
+    ("names", r"\mathop{softmax}(x) + \operatorname{relu}(z) + \sin x + \mathop{\mathbb{E}}_{x \sim p} [x]", True, "\\mathop{name} in math italic, as TeX; \\operatorname upright; \\mathop limits under in display"),
     ("subscripts", r"d_{model} + W^{out}_{h} + x_{ij}", False, "multi-letter subscripts one italic name"),
     ("sqrt-sum", r"\sqrt{\sum_{i=1}^{n} x_i^2} = \frac{1}{\sqrt{d_k}}", True, "a display \\sum inside \\sqrt keeps its limits under"),
     ("text", r"\text{if } x > 0 \text{ and } \textbf{else} \text{ E\small{NCODER}}", False, "text upright, small caps by \\small"),
     ("colour", r"\textcolor{lightgreen}{\phi(k)} + \color{#cc3300} y", False, "CSS colour names and #rrggbb"),
     ("fences", r"\left( x \right) + \left\langle q, k \right\rangle + \left( \frac{a}{b} \right) + \left[ \sum_i x_i \right]", True, "\\left…\\right hugs short content, stretches round tall"),
     ("boxes", r"\colorbox{aqua}{$F=ma$} + \fcolorbox{red}{lightyellow}{text} + \boxed{x} + \cancel{y}", False, "coloured and framed boxes"),
+    ("size", r"\mathop{\mathbb{E}}_{s' \sim \large{\varepsilon}} [x] + a {\Large b} c", True, "math-mode sizes: \\large ε at 1.2 × the text size, in a limit too"),
+    ("matrix-align", r"\begin{pmatrix*}[r] 10 & -2 \\ 3 & 40 \end{pmatrix*} \begin{bmatrix*}[l] 1 & 200 \\ 30 & 4 \end{bmatrix*}", True, "matrix*: the columns aligned right, left"),
+    ("widehat", r"\widehat{a} + \widehat{ab} + \widehat{abc}", True, "\\widehat over one, two, three letters in display"),
+    ("fences-tall", r"x \left( \frac{a}{b} \right) y + \left[ \sum_i x_i \right]", True, "\\left…\\right round tall content: no gap beside"),
     ("laps", r"{=}\mathllap{/\,} \quad \mathrlap{\,/}{=} \quad \sum_{\mathclap{1\le i\le j\le n}} x_{ij} \quad \left(x^{\smash{2}}\right)", True, "overlaps: ≠ both ways, a wide limit not widening the sum, a smashed exponent"),
 ]
 NUMBERED = [
@@ -142,6 +146,46 @@ def test_names_upright_and_multi_letter_subscripts_one_identifier() -> None:
     assert subscripts[0][1].text == "\U0001d45a\U0001d45c\U0001d451\U0001d452\U0001d459"
 
 
+def test_math_mode_sizes_scale_from_the_text_size_in_scripts_too() -> None:
+    tree = _tree(_markup()["size"])
+    sized = [(style.get("scriptlevel"), style[0].get("style")) for style in tree.iter(NS + "mstyle")]
+    assert sized == [("0", "font-size:1.2em;"), ("0", "font-size:1.44em;")]
+    under = next(tree.iter(NS + "munder"))
+    assert any(element.text == "\u03b5" for element in under[1].iter(NS + "mstyle") for element in element.iter())
+    # inside \text math-core sizes the text itself
+    assert "font-size:120%" in tex_to_mathml(r"\text{\large a}", False)
+
+
+def test_a_size_command_reaches_to_the_end_of_its_group_only() -> None:
+    tree = _tree(tex_to_mathml(r"{a \large b} c", False))
+    style = next(tree.iter(NS + "mstyle"))
+    assert [mi.text for mi in style.iter(NS + "mi")] == ["b"]  # b, not c
+    cells = _tree(tex_to_mathml(r"\begin{matrix} \small a & b \\ c & d \end{matrix}", True))
+    assert [[mi.text for mi in s.iter(NS + "mi")] for s in cells.iter(NS + "mstyle")] == [["a"]]
+
+
+def test_fences_round_a_fraction_give_back_the_width_chromium_adds() -> None:
+    # \left( \frac{a}{b} \right) in display: the 1.79em variant (0.597em wide) in a 0.875em box
+    mos = [mo for mo in _mos(_markup()["fences-tall"]) if mo.text in "()"]
+    assert [mo.get("style") for mo in mos] == ["margin-left:-0.139em;margin-right:-0.139em;"] * 2
+    assert mos[0].get("lspace") == "0.1667em" and mos[1].get("rspace") == "0.1667em"  # Ord–Inner kept
+    sum_ = [mo for mo in _mos(_markup()["fences-tall"]) if mo.text in "[]"]
+    assert [mo.get("style") for mo in sum_] == [None, None]  # round a \sum: its height is not known here
+    short = _mos(tex_to_mathml(r"x \left( a \right) y", False))
+    assert [mo.get("stretchy") for mo in short if mo.text in "()"] == ["false", "false"]  # after an Ord too
+
+
+def test_starred_matrices_keep_their_column_alignment() -> None:
+    tree = _tree(_markup()["matrix-align"])
+    tables = list(tree.iter(NS + "mtable"))
+    assert len(tables) == 2
+    assert {td.get("style") for td in tables[0].iter(NS + "mtd")} == {"text-align: right;justify-items: end;"}
+    assert {td.get("style") for td in tables[1].iter(NS + "mtd")} == {"text-align: left;justify-items: start;"}
+    assert [mo.text for mo in tree.iter(NS + "mo") if mo.text in "()[]"] == ["(", ")", "[", "]"]
+    plain = _tree(tex_to_mathml(r"\begin{vmatrix*} a & b \\ c & d \end{vmatrix*}", True))
+    assert {td.get("style") for td in plain.iter(NS + "mtd")} == {None}  # centred, as vmatrix
+
+
 def test_numbered_equations_have_anchors_and_links() -> None:
     markup = _markup()
     cells = [td for td in _tree(markup["numbered"]).iter(NS + "mtd") if td.get("id")]
@@ -233,6 +277,17 @@ def test_chromium_spaces_and_sizes_like_tex(browser) -> None:
         assert gap_after(fences, 0) < 0.1 * em and gap_after(fences, 1) < 0.1 * em  # "(x)", not "( x )"
         brackets = [leaf for leaf in fences if leaf[1] in "[]"]
         assert (brackets[0][5] - brackets[0][4]) > 1.5 * em  # round a display \sum: stretched
+
+        size = leaves("size")
+        prime_s = next(leaf for leaf in size if leaf[1] == "s")
+        epsilon = next(leaf for leaf in size if leaf[1] == "\u03b5")
+        assert (epsilon[5] - epsilon[4]) > 1.4 * (prime_s[5] - prime_s[4])  # text size × 1.2, not script size
+
+        matrix = leaves("matrix-align")
+        ten, three = (next(leaf for leaf in matrix if leaf[1] == t) for t in ("10", "3"))
+        assert abs(ten[3] - three[3]) < 1 and three[2] > ten[2] + 2  # right-aligned column
+        one, thirty = (next(leaf for leaf in matrix if leaf[1] == t) for t in ("1", "30"))
+        assert abs(one[2] - thirty[2]) < 1  # left-aligned column
 
         anchor = tab.evaluate("document.querySelector('#ref a').getAttribute('href')")
         assert anchor == "#eq-sum" and tab.evaluate("!!document.getElementById('eq-sum')")

@@ -15,7 +15,11 @@ import math_vs_katex as mk
 
 GAP_EM = 0.1
 WIDTH_EM = 0.15
-KNOWN = {"primes", "norm-sub", "sqrt", "limits", "int", "fences", "pmatrix", "cases", "align", "dots", "accents", "mathop", "ord-op"}
+KNOWN = {"primes", "norm-sub", "sqrt", "limits", "int", "pmatrix", "cases", "align", "dots", "accents", "mathop", "ord-op", "fences-inline"}
+# A stretched delimiter's text range is its unstretched glyph at the operator box's left edge, so
+# gaps beside it mean nothing; the formula's width does (\left( \frac{a}{b} \right) was 0.56 em wide
+# of KaTeX's: Chromium boxes the stretched paren at its widest variant's width).
+WIDTH_ONLY = {"fences"}
 
 
 def test_the_formula_set_covers_the_constructs() -> None:
@@ -40,6 +44,10 @@ def test_our_mathml_is_placed_as_katex_places_it(browser) -> None:
     for case_id, (ours, katex) in results.items():
         d = mk.compare(ours, katex)
         if case_id in KNOWN:
+            continue
+        if case_id in WIDTH_ONLY:
+            if d["width"] > WIDTH_EM:
+                failures.append(f"{case_id}: {d}")
             continue
         if d["paired"] < 0.7 or d["gap"] > GAP_EM or d["width"] > WIDTH_EM:
             failures.append(f"{case_id}: {d}")

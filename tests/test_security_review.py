@@ -99,7 +99,9 @@ def test_the_report_is_written_whatever_the_new_side_holds(tmp_path, monkeypatch
         assert code == 1  # something could not be read: CI fails
     code, _out, captured = _review(root, capsys, "--format", "github")
     assert SECRET not in captured.out
-    assert "::error" in captured.out or "::warning" in captured.out
+    # errors are annotated; what is only a warning is counted in the one summary line
+    assert ("::error" in captured.out) == (code == 1)
+    assert captured.out.count("::notice") == 1 and (code == 1 or " 0 warnings" not in captured.out)
 
 
 def _commit_in_base(content: bytes | None = None, link: str | None = None):

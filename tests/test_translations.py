@@ -287,8 +287,8 @@ def test_stats_rendering(tmp_path):
     text = render_text(stats)
     lines = text.splitlines()
     assert lines[0].split() == ["page", "lang", "blocks", "translated", "repaired", "%", "fuzzy", "untranslated",
-                                "invalid", "stale", "reviewed"]
-    assert lines[1].split() == ["mha", "ru", "2", "1", "0", "50", "0", "1", "0", "0", "0"]
+                                "invalid", "stale", "reviewed", "rejected"]
+    assert lines[1].split() == ["mha", "ru", "2", "1", "0", "50", "0", "1", "0", "0", "0", "0"]
     assert lines[-1].split()[:4] == ["TOTAL", "ru", "2", "1"]
     data = json.loads(render_json(stats))
     assert data["pages"][0]["translated"] == 1 and data["pages"][0]["percent"] == 50.0

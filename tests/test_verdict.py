@@ -189,7 +189,7 @@ def test_the_build_shows_and_counts_each_entry_by_its_verdict(project):
 
 
 def test_review_gives_each_changed_entry_its_verdict(project, monkeypatch):
-    from labml_site.workbench.review import changed_entries
+    from labml_site.builder.review import changed_entries
 
     root, config, _page, _keys, values, _path, verdicts = project
     monkeypatch.chdir(root)

@@ -72,7 +72,7 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_wheel_holds_the_whole_theme_and_every_catalog(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for folder in ("theme", "locales"):
+    for folder in ("theme", "locales", "schemas"):
         files = [p for p in (ROOT / "labml_site" / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts]
         assert files
         missing = [str(p.relative_to(ROOT)) for p in files if p.relative_to(ROOT).as_posix() not in names]
@@ -139,3 +139,13 @@ def test_fresh_venv_without_torch_builds_a_foreign_tree(wheel, tmp_path):
     # No torch (nor numpy) was installed for the builder.
     assert run([str(py), "-m", "pip", "show", "torch"], cwd=work, check=False).returncode != 0
     assert run([str(py), "-m", "pip", "show", "numpy"], cwd=work, check=False).returncode != 0
+
+
+def test_every_package_of_the_builder_is_in_the_wheel():
+    """pyproject lists the packages by name: a new subpackage left off is missing from the wheel
+    (render/outputs was, and an installed builder failed on its first import)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "labml_site").rglob("__init__.py")}
+    assert found - listed == set()

@@ -40,7 +40,7 @@ import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .. import __version__
 from ..read.safe_files import UnsafeFile, read_regular
@@ -118,6 +118,26 @@ def digest(*parts: str | bytes) -> str:
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)
     return h.hexdigest()
+
+
+def digest_after(*prefix: str | bytes) -> Callable[..., str]:
+    """`digest(*prefix, *parts)` as a function of `parts`, the prefix hashed once (a stage's
+    identity and the builder's fingerprint start every digest of its calls)."""
+    start = hashlib.blake2b(digest_size=20)
+    for part in prefix:
+        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
+        start.update(len(data).to_bytes(8, "little"))
+        start.update(data)
+
+    def rest(*parts: str | bytes) -> str:
+        h = start.copy()
+        for part in parts:
+            data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
+            h.update(len(data).to_bytes(8, "little"))
+            h.update(data)
+        return h.hexdigest()
+
+    return rest
 
 
 def read_bytes(path: Path) -> bytes | None:

@@ -137,12 +137,16 @@ def _identity(stage: Callable[..., Any]) -> str:
 
 def _part(value: Any) -> str | bytes:
     """One input's share of a digest, tagged by kind so that different inputs never hash alike."""
+    if type(value) is str:  # (the commonest first: every call has several)
+        return "s" + value
     if isinstance(value, Input):
         return "d" + value.digest
     if isinstance(value, str):
         return "s" + value
     if isinstance(value, bytes):
         return b"b" + value
+    if value is None or type(value) in (bool, int):  # (a flag on every call: not worth the JSON encoder)
+        return "n" + repr(value)
     return "v" + store.value_digest(value)
 
 
@@ -154,6 +158,8 @@ def _value(value: Any) -> Any:
 # One build's memo
 
 
+# (stage, fingerprint) → its digest function, the two hashed once (every call's digest starts so)
+_HASHERS: dict[tuple[str, str], Callable[..., str]] = {}
 _LONG_LIVED: dict[Path, dict[str, Any]] = {}  # cache folder → results kept in memory only, for `serve`
 
 
@@ -182,7 +188,11 @@ class Memo:
 
     def digest(self, stage: Callable[..., Any], *inputs: Any) -> str:
         """The digest of `stage(*inputs)`: the stage's identity and its inputs' digests."""
-        return store.digest(_identity(stage), self.fingerprint, *map(_part, inputs))
+        identity, fingerprint = _identity(stage), self.fingerprint
+        hasher = _HASHERS.get((identity, fingerprint))
+        if hasher is None:
+            hasher = _HASHERS[(identity, fingerprint)] = store.digest_after(identity, fingerprint)
+        return hasher(*map(_part, inputs))
 
     def result(self, stage: Callable[..., Any], *inputs: Any, **options: Any) -> Input:
         """The result of `stage(*inputs)` as an input of another call, computed when it is needed."""

@@ -328,6 +328,7 @@ def _text_jobs(prepared: Prepared, memo: Memo, config: BuildConfig, file: Source
     of its translation files); the languages whose text the memo layer does not have."""
     missing: list[_LangJob] = []
     prepared.is_index[file.rel] = file.is_index
+    page = page_input(prepared, memo, file.rel)  # (one for every language)
     for lang in config.langs:
         if lang == config.base_lang:
             catalog, catalog_in = None, None
@@ -337,7 +338,7 @@ def _text_jobs(prepared: Prepared, memo: Memo, config: BuildConfig, file: Source
                 prepared.findings.append(found_by_case)
             catalog = str(path)
             catalog_in = memo.files(_catalog_files(path, lang), catalog)
-        inputs = _text_inputs(prepared, memo, file.rel, lang, catalog_in, str(config.translations), markers[lang])
+        inputs = _text_inputs(prepared, memo, file.rel, lang, catalog_in, str(config.translations), markers[lang], page)
         text_digest = memo.digest(pipeline.localize_at, *inputs)
         prepared.text_digests.setdefault(file.rel, {})[lang] = text_digest
         lang_job = prepared.lang_jobs[(file.rel, lang)] = _LangJob(
@@ -367,8 +368,10 @@ def page_input(prepared: Prepared, memo: Memo, rel: str) -> Input:
     return Input(prepared.digests[rel], lambda: load_page(prepared, memo, rel))
 
 
-def _text_inputs(prepared: Prepared, memo: Memo, rel: str, lang: str, catalog: Input | None, root: str, marker: str) -> tuple:
-    return page_input(prepared, memo, rel), lang, catalog, root, marker, prepared.is_index[rel]
+def _text_inputs(
+    prepared: Prepared, memo: Memo, rel: str, lang: str, catalog: Input | None, root: str, marker: str, page: Input | None = None
+) -> tuple:
+    return page or page_input(prepared, memo, rel), lang, catalog, root, marker, prepared.is_index[rel]
 
 
 def _lang_job_inputs(prepared: Prepared, memo: Memo, rel: str, lang: str) -> tuple:

@@ -37,8 +37,9 @@ from ..read.redirects import REDIRECTS_FILE, case_sensitive, load_redirects
 from ..render.outputs import Language, Output, kinds
 from ..render.redirect import Redirect, plan_redirects
 from ..render.text import local_page
+from . import cache_size
 from .theme import Theme
-from ..translate import glossary
+from ..translate import glossary, verdict
 from ..translate.catalog import Catalog, fuzzy_path, resolve_translation_path, translation_path
 from ..translate.verdict import tally
 from ..typeset import highlight
@@ -488,13 +489,14 @@ def build(config: BuildConfig) -> BuildResult:
     glossary.forget_paths()  # (a glossary added since the last build of this process is found)
     check_out(config)  # never an output folder that holds the inputs or lies among them,
     out = claim(Path(config.out))  # nor one this builder did not write
-    production = Production.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
-    with _fewer_collections():
-        try:
-            return _build(config, production, started)
-        except BaseException:
-            production.memo.save_heads(prune=False)  # what was computed before the failure stays findable
-            raise
+    with cache_size.in_use(out, enabled=config.cache), verdict.remembering():  # (held against eviction; each value judged once)
+        production = Production.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
+        with _fewer_collections():
+            try:
+                return _build(config, production, started)
+            except BaseException:
+                production.memo.save_heads(prune=False)  # what was computed before the failure stays findable
+                raise
 
 
 def _build(config: BuildConfig, production: Production, started: float) -> BuildResult:

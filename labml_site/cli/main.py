@@ -143,13 +143,31 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--port", type=_port, default=8000, help="port to serve on, on 127.0.0.1 only (default: 8000)")
 
     p = sub.add_parser("check", help="validate translation files; exit 1 on errors",
-                       description="Validate translation files; exit status 1 when any has an error.")
+                       description="Validate translation files; exit status 1 when any has an error "
+                                   "(docs/cli-contract.md: exit codes and formats).")
     _inputs(p)
     _work_langs(p, "check")
     _findings_options(p)
+    p.add_argument("files", nargs="*", type=Path, metavar="FILE",
+                   help="check only these translation files (as pre-commit passes the staged ones; default: all)")
     p.add_argument("--fix", action="store_true",
                    help="write the repairs of benign defects (stray tags, text outside blocks, "
                         "encoded placeholders) back into the translation files")
+    p.add_argument("--base", default=None, metavar="REF",
+                   help="report only on what changed since this git ref: the changed entries and files")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="list every untranslated entry (default: one line per file)")
+
+    p = sub.add_parser("pr-check", help="what the pull-request check runs: check --base and the review report",
+                       description="Check what changed since --base (exit 1 on errors) and write the review report: "
+                                   "the same steps as .github/workflows/translations.yml.")
+    _inputs(p)
+    _work_langs(p, "check")
+    _findings_options(p)
+    p.add_argument("--base", required=True, metavar="REF", help="the git ref to compare with, e.g. origin/main")
+    p.add_argument("--out", type=Path, default=Path("translation-review.html"), metavar="FILE",
+                   help="the report to write (default: translation-review.html)")
+    p.add_argument("--site-url", default="", metavar="URL", help="the published site, for the report's links")
 
     p = sub.add_parser("stats", help="translation coverage per language and page",
                        description="Blocks, translated, fuzzy, missing, invalid and stale entries per language and page.")
@@ -186,15 +204,27 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                        description="Compare the translation files with their versions at a git ref: per changed block, "
                                    "the English and the old and new translations rendered, with the checks' findings.")
     _inputs(p)
-    p.add_argument("--base", required=True, metavar="REF", help="the git ref to compare with, e.g. origin/main")
+    p.add_argument("--base", default=None, metavar="REF", help="the git ref to compare with, e.g. origin/main")
     p.add_argument("--out", type=Path, default=Path("translation-review.html"), metavar="FILE",
                    help="the report to write, one offline HTML file (default: translation-review.html)")
+    p.add_argument("--apply", type=Path, default=None, metavar="FILE",
+                   help="record the decisions saved from a report (review-decisions.json) in the review files")
+    p.add_argument("--reviewer", default=None, metavar="NAME",
+                   help="who decided, for --apply (default: git's user.name)")
     p.add_argument("--site-url", default="", metavar="URL",
                    help="the published site, e.g. https://example.org/docs/: the report's relative links point "
                         "there (default: links stay relative)")
     p.add_argument("--format", choices=("html", "text", "github"), default="html",
-                   help="html: write the report; text or github (annotations for CI): print the findings of the "
-                        "changed entries (default: html)")
+                   help="html: write the report; text: print the findings of the changed entries; github "
+                        "(annotations for CI): their errors and changed review marks, and one summary (default: html)")
+
+    p = sub.add_parser("cache", help="show the build cache's size and folders; --clear empties it",
+                       description="The build cache: its folders (one per output folder), their sizes and last use. "
+                                   "The total is kept under a cap (default 1 GB) by removing the least recently used "
+                                   "folders and those of output folders that no longer exist.")
+    p.add_argument("--clear", action="store_true", help="remove every cache folder no running build holds")
+    p.add_argument("--max", metavar="SIZE", help="set the cap (500M, 2G; 0: none), kept in the cache folder; "
+                                                 "$LABML_SITE_CACHE_MAX overrides it")
     parser.set_defaults(commands=sub.choices)
     return parser
 
@@ -444,27 +474,9 @@ def cmd_translate(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    from ..workbench.review import GitError, changed_entries, findings, write_report
+    from .translation import cmd_review as review
 
-    config = _workbench_config(args, ())
-    try:
-        changes = changed_entries(config, args.base, args.site_url)
-    except GitError as e:
-        raise UserError(str(e)) from None
-    if args.format in ("text", "github"):
-        found = findings(changes)
-        print_findings(found, args.format, stream=sys.stdout)
-        errors = sum(1 for f in found if f.severity == "error")
-        print(f"{sum(len(c.entries) for c in changes)} changed blocks since {args.base}: {errors} errors, "
-              f"{len(found) - errors} warnings", file=sys.stderr)
-        return 1 if errors else 0
-    try:
-        write_report(changes, args.out, args.base)
-    except OSError as e:
-        raise UserError(f"cannot write {args.out}: {e.strerror or e}", status=1) from None
-    blocks = sum(len(c.entries) for c in changes)
-    print(f"wrote {args.out}: {blocks} changed blocks in {len(changes)} translation files since {args.base}", file=sys.stderr)
-    return 1 if any(f.severity == "error" for f in findings(changes)) else 0  # (a file it could not read too)
+    return review(args, _workbench_config(args, ()))
 
 
 def _translation_command(name: str) -> Callable[[argparse.Namespace], int]:
@@ -480,6 +492,26 @@ def _translation_command(name: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    from ..builder import cache_size
+
+    if args.max is not None:
+        try:
+            cache_size.set_max_bytes(cache_size.parse_size(args.max))
+        except ValueError as e:
+            raise UserError(f"--max: {e}") from None
+        except OSError as e:
+            raise UserError(f"cannot save the cap: {e.strerror or e}", status=1) from None
+    if args.clear:
+        removed, busy = cache_size.clear()
+        print(f"removed {removed} cache folder{'s' if removed != 1 else ''}"
+              + (f"; {busy} in use by a running build, left" if busy else ""))
+    elif args.max is not None:
+        cache_size.enforce()
+    print("\n".join(cache_size.describe()))
+    return 0
+
+
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "build": cmd_build,
     "serve": cmd_serve,
@@ -488,6 +520,8 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "extract": _translation_command("extract"),
     "translate": cmd_translate,
     "review": cmd_review,
+    "pr-check": _translation_command("pr_check"),
+    "cache": cmd_cache,
 }
 
 

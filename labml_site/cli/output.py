@@ -19,6 +19,9 @@ def _gh_message(value: object) -> str:
 
 
 def print_findings(findings: Sequence[Finding], fmt: str = "text", quiet: bool = False, stream=None) -> None:
+    """Findings as `fmt` (docs/cli-contract.md): `text`, one `file:line: severity: message [code]`
+    each; `json`, one array of finding objects (labml_site/schemas/findings.schema.json); `github`,
+    one workflow command each (the caller chooses which: `check` and `review` pass errors only)."""
     stream = stream or sys.stderr
     shown = [f for f in findings if f.severity == "error" or not quiet]
     if fmt == "json":
@@ -33,3 +36,12 @@ def print_findings(findings: Sequence[Finding], fmt: str = "text", quiet: bool =
             stream.write(f"::{level} {props}::{_gh_message(f.message)}\n")
         else:
             stream.write(f.format() + "\n")
+
+
+def print_summary(line: str, fmt: str = "text", stream=None) -> None:
+    """The one summary line of a run: a `::notice` for GitHub (shown on the run's page and in the
+    pull request's checks), a plain line on stderr otherwise (so stdout stays JSON for `json`)."""
+    if fmt == "github":
+        (stream or sys.stdout).write(f"::notice title=labml-site::{_gh_message(line)}\n")
+    else:
+        print(line, file=sys.stderr)

@@ -560,7 +560,7 @@ def _tokenize(text: str, path: str) -> PythonTokens:
     except (tokenize.TokenError, SyntaxError) as e:  # (IndentationError is a SyntaxError)
         # tokenize says where it gave up (an unclosed bracket: at the end of the file); Python's
         # parser says where the mistake is, as `python file.py` would. Asked only on failure.
-        found = _python_syntax_error(text, path)
+        found = python_syntax_error(text, path)
         if found is not None:
             line, col, msg = found
             hint = ("close it" if "never closed" in msg or "unterminated" in msg or "was not closed" in msg
@@ -575,7 +575,7 @@ def _tokenize(text: str, path: str) -> PythonTokens:
                                                "or syntax on this line", e.offset or 0) from None
 
 
-def _python_syntax_error(text: str, path: str) -> tuple[int, int, str] | None:
+def python_syntax_error(text: str, path: str) -> tuple[int, int, str] | None:
     """(line, column, message) of the syntax error Python's own parser reports in `text`, or
     None. Parsed to a syntax tree only: nothing in the file runs."""
     try:

@@ -32,6 +32,16 @@ _MARKUP = re.compile(r"<(/?)([A-Za-z][\w.:-]*)([^>]*?)(/?)>|([^<]+)")
 _Node = tuple
 
 
+_WIDTH_EM = re.compile(r'width="(-?[0-9.]+)em"')
+
+
+def _narrow(attributes: str) -> bool:
+    if not attributes.strip() or 'class="kern"' in attributes:
+        return True
+    m = _WIDTH_EM.search(attributes)
+    return m is not None and float(m.group(1)) < 0.15  # a thin space is 0.1667 em
+
+
 def _parse(markup: str) -> _Node | None:
     """The element tree of one `<math>` element, its TeX annotation left out; None when the
     markup is not well nested."""
@@ -40,8 +50,10 @@ def _parse(markup: str) -> _Node | None:
         markup = markup[:cut]  # the annotation and the end tags after it
     stack: list[_Node] = [("", [])]
     for close, tag, attributes, empty, text in _MARKUP.findall(markup):
-        if tag == "mspace" and not attributes.strip():
-            tag = "mspace0"  # no width: what the converter puts before an operator's name
+        if tag == "mspace" and _narrow(attributes):
+            # no width (what the converter puts before an operator's name), or a kern narrower
+            # than a thin space (an italic correction, a fraction's null delimiter): no space in text
+            tag = "mspace0"
         if text:
             stack[-1][1].append(unescape(text) if "&" in text else text)
         elif close:

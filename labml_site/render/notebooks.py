@@ -197,17 +197,22 @@ def notebook(page: PageData) -> dict:
     }
 
 
+# The intro cell in a translation's notebook (site.js makes those): this text, in the reader's
+# language from the UI catalogs (labml_site/locales), with the page's values. The English
+# notebook's intro is the same text (`_intro`), so the two cannot drift.
+INTRO_MESSAGE = (
+    "*Generated from `{rel}`. This code imports other modules of its package "
+    "(`from .… import …`): install the package as its README says and run "
+    "`__package__ = \"{package}\"` in a cell of your own before the cells below.*"
+)
+
+
 def _intro(page: PageData) -> str:
     """A first cell for code that imports its own package's modules, which a notebook cannot."""
     code = "\n".join(s.code for s in page.sections if s.code)
     if not _RELATIVE_IMPORT_RE.search(code):
         return ""
-    package = posixpath.dirname(page.rel).replace("/", ".")
-    return (
-        f"*Generated from `{page.rel}`. This code imports other modules of its package "
-        f"(`from .… import …`): install the package as its README says and run "
-        f"`__package__ = \"{package}\"` in a cell of your own before the cells below.*"
-    )
+    return INTRO_MESSAGE.format(rel=page.rel, package=posixpath.dirname(page.rel).replace("/", "."))
 
 
 def browser_plan(page: PageData) -> dict:
@@ -238,16 +243,6 @@ def code_cells(nb: dict) -> list[str]:
 
 def wants_notebook(page: PageData) -> bool:
     return page.is_python and any(s.code for s in page.sections)
-
-
-# The intro cell in a translation's notebook (site.js makes those): this text, in the reader's
-# language from the UI catalogs (labml_site/locales), with the page's values. It must say what
-# `_intro` says in English: tests/test_reader_notebooks.py checks that it does.
-INTRO_MESSAGE = (
-    "*Generated from `{rel}`. This code imports other modules of its package "
-    "(`from .… import …`): install the package (`pip install -e .`) and run "
-    "`__package__ = \"{package}\"` in a cell of your own before the cells below.*"
-)
 
 
 def translated_intro(rel: str, english: str, gettext: Callable[..., str]) -> str:

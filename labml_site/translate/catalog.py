@@ -26,7 +26,7 @@ from .files import ParsedFile, oversized, parse_translation_file
 from ..findings import Finding
 from ..read.structure import SourceFile
 from .untabled import from_untabled, untabled_signature
-from .repair import compose_from_units, from_legacy, legacy_key, repair_html, retarget, unit_pairs, without_hrefs
+from .repair import compose_from_units, from_legacy, legacy_key, repair_html, retarget, unit_pairs, units, without_hrefs
 from .verdict import FUZZY, UNTRANSLATED, Verdict, judge, stale, untranslated_note
 
 
@@ -149,7 +149,7 @@ class Catalog:
     # non-string value): they look up as "invalid" rather than "missing".
     blocked: dict[str, list[Finding]] = field(default_factory=dict, repr=False)
     _cache: dict[str, Verdict] = field(default_factory=dict, repr=False, compare=False)
-    _units: dict[str, tuple[str, int]] | None = field(default=None, repr=False, compare=False)
+    _units: "_KnownUnits | None" = field(default=None, repr=False, compare=False)
     _by_text: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
     _by_untabled: dict[str, str] | None = field(default=None, repr=False, compare=False)
 
@@ -288,16 +288,7 @@ class Catalog:
         if "<" not in key:
             return None
         if self._units is None:
-            self._units = {}
-            for k, e in list(self.entries.items()):
-                if not e.value.strip() or k in self.blocked or "<" not in k:
-                    continue
-                found = self.verdict(k)
-                if not found.shown:
-                    continue  # unsafe or unrepairable: none of its parts is used either
-                value = e.value if not found.findings else repair_html(k, e.value)
-                for english, translated in unit_pairs(k, value):
-                    self._units.setdefault(english, (translated, e.line))
+            self._units = _KnownUnits(self)
         if not self._units:
             return None
         lines: list[int] = []
@@ -324,6 +315,67 @@ class Catalog:
 
     def __contains__(self, key: str) -> bool:
         return key in self.entries
+
+
+class _KnownUnits:
+    """English block (or list item) → (its translation, the line) from the first entry of the
+    file, in file order, that is shown and whose blocks pair up with its translation's
+    (`repair.unit_pairs`). Found on demand: an entry is judged only when its English has a block
+    asked for (a file full of stale entries is not judged whole for one changed key)."""
+
+    def __init__(self, catalog: "Catalog") -> None:
+        self.catalog = catalog
+        self.found: dict[str, tuple[str, int]] = {}
+        self.pairs: dict[str, dict[str, str]] = {}  # entry → its (English → translation) pairs
+        self.by_block: dict[str, list[str]] | None = None
+        self.missing: set[str] = set()
+
+    def _index(self) -> dict[str, list[str]]:
+        if self.by_block is None:
+            self.by_block = {}
+            c = self.catalog
+            for k, e in c.entries.items():
+                if not e.value.strip() or k in c.blocked or "<" not in k:
+                    continue
+                for _tag, block, items in units(k) or ():
+                    for english in (block, *(items or ())):
+                        self.by_block.setdefault(english, []).append(k)
+        return self.by_block
+
+    def _pairs(self, k: str) -> dict[str, str]:
+        pairs = self.pairs.get(k)
+        if pairs is None:
+            c = self.catalog
+            e = c.entries[k]
+            pairs = self.pairs[k] = {}
+            verdict = c.verdict(k)
+            if verdict.shown:  # (unsafe or unrepairable: none of its parts is used either)
+                value = e.value if not verdict.findings else repair_html(k, e.value)
+                for block, translated in unit_pairs(k, value):
+                    pairs.setdefault(block, translated)
+        return pairs
+
+    def _resolve(self, english: str) -> None:
+        for k in self._index().get(english, ()):  # in file order: the first entry with it wins
+            pairs = self._pairs(k)
+            if english in pairs:
+                self.found[english] = (pairs[english], self.catalog.entries[k].line)
+                return
+
+    def __bool__(self) -> bool:
+        return bool(self._index())
+
+    def __contains__(self, english: str) -> bool:
+        if english not in self.found and english not in self.missing:
+            self._resolve(english)
+            if english not in self.found:
+                self.missing.add(english)
+        return english in self.found
+
+    def __getitem__(self, english: str) -> tuple[str, int]:
+        if english not in self:
+            raise KeyError(english)
+        return self.found[english]
 
 
 def file_verdicts(catalog: Catalog, page_keys: Collection[str] | None = None) -> dict[str, Verdict]:

@@ -258,6 +258,7 @@ _NONE_FOR_S = 2.0  # "no glossary" is believed this long (walking up to / costs 
 def forget_paths() -> None:
     """Look for glossary files again (a build calls this first: one may have been added since)."""
     _PATHS.clear()
+    _HERE.clear()
 
 
 def glossary_path(folder: Path, lang: str) -> Path | None:
@@ -282,15 +283,26 @@ def glossary_path(folder: Path, lang: str) -> Path | None:
     return found
 
 
+# (folder, lang) → when that folder itself was found to hold no glossary: the folders of a
+# translations tree share their parents, so each is looked in once, not once per child.
+_HERE: dict[tuple[str, str], float] = {}
+
+
 def _find_glossary(folder: Path, lang: str) -> Path | None:
+    now, here = time.monotonic(), os.fspath(folder)
+    names = (f"glossary.{lang}.json", f"glossary.{lang}.md")
     for _ in range(_MAX_LEVELS):
-        for name in (f"glossary.{lang}.json", f"glossary.{lang}.md"):
-            candidate = folder / name
-            if os.path.isfile(candidate):
-                return candidate
-        if folder.parent == folder:
+        cached = _HERE.get((here, lang))
+        if cached is None or now - cached >= _NONE_FOR_S:
+            for name in names:
+                candidate = os.path.join(here, name)
+                if os.path.isfile(candidate):
+                    return Path(candidate)
+            _HERE[(here, lang)] = now
+        parent = os.path.dirname(here)
+        if parent == here:
             break
-        folder = folder.parent
+        here = parent
     return None
 
 

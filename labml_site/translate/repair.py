@@ -41,6 +41,7 @@ from ..read.markup import (
     placeholder_numbers,
     unit_kind,
 )
+from . import fast_html
 from .checks import EntryContext, run_entry_checks
 from .sanitize import sanitize
 
@@ -230,6 +231,20 @@ def _drop_empty_inline(root) -> None:
 def _key_top_level(key: str) -> tuple[bool, frozenset[str]]:
     """Whether the key has content outside blocks (top-level placeholders aside), and the texts
     (`_^_N_^_`) of its top-level placeholders: they stay where they are in a translation."""
+    fast = fast_html.tree(key)
+    if fast is not None:
+        if fast.text_content:
+            return True, frozenset()
+        keep = set()
+        for c in fast.children:
+            if c.tail_content:
+                return True, frozenset()
+            kind = fast_html.unit(c)
+            if kind == "placeholder":
+                keep.add(c.text)
+            elif kind != "block":
+                return True, frozenset()
+        return False, frozenset(keep)
     root = _parse(key)
     if _has_content(root.text):
         return True, frozenset()
@@ -262,6 +277,11 @@ def repair_html(key: str, value: str) -> str:
 def top_blocks(fragment: str) -> list[tuple[str, str]] | None:
     """(tag, HTML) of each top-level block, the whitespace between them dropped; None when there
     is content outside blocks."""
+    fast = fast_html.tree(fragment)
+    if fast is not None:
+        if fast.text_content or any(fast_html.unit(c) != "block" or c.tail_content for c in fast.children):
+            return None
+        return [(c.tag, c.html) for c in fast.children]
     root = _parse(fragment)
     if _has_content(root.text):
         return None
@@ -383,6 +403,9 @@ def _split_review(key: str, value: str, path: str, line: int, lang: str):
 def units(fragment: str) -> list[tuple[str, str, list[str] | None]] | None:
     """(tag, HTML, the HTML of each `<li>` for a list) of each top-level block; None when there
     is content outside blocks."""
+    fast = fast_html.tree(fragment)
+    if fast is not None:
+        return _fast_units(fast)
     root = _parse(fragment)
     if _has_content(root.text):
         return None
@@ -405,6 +428,27 @@ def units(fragment: str) -> list[tuple[str, str, list[str] | None]] | None:
                     break
                 items.append(_outer(li))
         out.append((child.tag, _outer(child), items))
+    return out
+
+
+def _fast_units(fast: "fast_html.Fragment") -> list[tuple[str, str, list[str] | None]] | None:
+    """`units` read from the fast path's tree (the same rules, on its nodes)."""
+    if fast.text_content:
+        return None
+    out = []
+    for child in fast.children:
+        if child.tail_content:
+            return None
+        kind = fast_html.unit(child)
+        if kind == "placeholder":
+            out.append(("placeholder", child.html, None))
+            continue
+        if kind != "block":
+            return None
+        items = None
+        if child.tag in LIST_TAGS:
+            items = [li.html for li in child.children]  # (a list's children are all `<li>` there)
+        out.append((child.tag, child.html, items))
     return out
 
 

@@ -27,6 +27,7 @@ class PageStats:
     invalid: int = 0  # a translation exists but is refused: English is rendered
     stale: int = 0  # entries in the main file whose English the page no longer produces
     reviewed: int = 0  # shown entries whose current translation a person marked reviewed (review_state.py)
+    rejected: int = 0  # entries whose current translation a reviewer rejected (`review --apply`)
 
     @property
     def shown(self) -> int:
@@ -48,8 +49,9 @@ def page_stats(page: str, keys: list[str], catalog: Catalog | None, lang: str = 
     shown = [k for k, v in verdicts.items() if v.shown]
     values = {k: e.value for k, e in catalog.entries.items()}
     reviewed = review_state.count_current(Path(catalog.path), values, shown)
+    rejected = review_state.count_current(Path(catalog.path), values, keys, "rejected")
     return PageStats(page, catalog.lang, len(keys), counts["translated"], counts["repaired"], counts["fuzzy"],
-                     counts["untranslated"], counts["invalid"], stale, reviewed)
+                     counts["untranslated"], counts["invalid"], stale, reviewed, rejected)
 
 
 def coverage(keys_by_page: dict[str, list[str]], catalogs: dict[str, Catalog]) -> list[PageStats]:
@@ -60,7 +62,7 @@ def coverage(keys_by_page: dict[str, list[str]], catalogs: dict[str, Catalog]) -
     return [page_stats(page, keys_by_page[page], catalogs.get(page)) for page in sorted(keys_by_page)]
 
 
-_COUNTED = ("blocks", "translated", "repaired", "fuzzy", "untranslated", "invalid", "stale", "reviewed")
+_COUNTED = ("blocks", "translated", "repaired", "fuzzy", "untranslated", "invalid", "stale", "reviewed", "rejected")
 
 
 def totals(stats: list[PageStats]) -> list[PageStats]:
@@ -78,12 +80,12 @@ def totals(stats: list[PageStats]) -> list[PageStats]:
     ]
 
 
-_COLUMNS = ("page", "lang", "blocks", "translated", "repaired", "%", "fuzzy", "untranslated", "invalid", "stale", "reviewed")
+_COLUMNS = ("page", "lang", "blocks", "translated", "repaired", "%", "fuzzy", "untranslated", "invalid", "stale", "reviewed", "rejected")
 
 
 def _cells(row: PageStats) -> list[str]:
     return [row.page, row.lang, str(row.blocks), str(row.translated), str(row.repaired), f"{row.percent:.0f}",
-            str(row.fuzzy), str(row.untranslated), str(row.invalid), str(row.stale), str(row.reviewed)]
+            str(row.fuzzy), str(row.untranslated), str(row.invalid), str(row.stale), str(row.reviewed), str(row.rejected)]
 
 
 def render_text(stats: list[PageStats]) -> str:

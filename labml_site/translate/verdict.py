@@ -19,12 +19,14 @@ entries), never a different verdict.
 """
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
+import contextlib
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..findings import Finding
+from . import glossary
 from .repair import review
 
 State = Literal["untranslated", "fuzzy", "translated", "repaired", "invalid", "stale"]
@@ -49,10 +51,52 @@ UNTRANSLATED = Verdict("untranslated")
 FUZZY = Verdict("fuzzy")
 
 
+# The same English and translation recur (a quarter of a real corpus's lookups: shared
+# docstrings, the same block in several files, parts of changed keys), and the verdict depends
+# only on them, the language and the glossary that applies: within a build (`remembering`), each
+# is judged once and its findings are moved to where the entry is. The glossary object is part of
+# the key (a changed glossary file loads as a new object). Outside a build nothing is remembered,
+# so a tool or a test that changes the checks sees the change at once.
+_JUDGED: OrderedDict[tuple, tuple[object, "Verdict"]] | None = None
+_JUDGED_MAX = 50_000
+
+
+@contextlib.contextmanager
+def remembering() -> Iterator[None]:
+    """Judge each (English, translation, language, glossary) once until the block ends (a build;
+    its forked workers inherit the memo, empty or not)."""
+    global _JUDGED
+    outer, _JUDGED = _JUDGED, OrderedDict() if _JUDGED is None else _JUDGED
+    try:
+        yield
+    finally:
+        _JUDGED = outer
+
+
 def judge(key: str, value: str, path: str = "", line: int = 0, lang: str = "") -> Verdict:
     """The verdict on `value` as the translation of `key`, on its own (no other entry helps)."""
     if not value.strip():
         return UNTRANSLATED
+    memo = _JUDGED
+    if memo is None:
+        return _judge(key, value, path, line, lang)
+    terms = glossary.for_catalog(path, lang)
+    memo_key = (key, value, lang, id(terms))
+    hit = memo.get(memo_key)
+    if hit is not None and hit[0] is terms:
+        memo.move_to_end(memo_key)
+        found = hit[1]
+        if not found.findings or (found.findings[0].path == path and found.findings[0].line == line):
+            return found
+        return replace(found, findings=tuple(replace(f, path=path, line=line) for f in found.findings))
+    found = _judge(key, value, path, line, lang)
+    memo[memo_key] = (terms, found)
+    if len(memo) > _JUDGED_MAX:
+        memo.popitem(last=False)
+    return found
+
+
+def _judge(key: str, value: str, path: str, line: int, lang: str) -> Verdict:
     result = review(key, value, path, line, lang)  # the checks, the repair, the sanitiser
     if result.html is None:
         return Verdict("invalid", None, tuple(errors_first(result.findings)))

@@ -9,13 +9,15 @@ CPU-second). This module is the contract around it:
   offsets kept so errors still point into the author's TeX (`_rewrite`): CSS colour names and
   ``#rrggbb``, ``\\pmb``, ``\\\\{…\\\\}`` read from a non-raw docstring, ``\\`` + newline,
   ``alignat``, ``split``, ``smallmatrix``, ``matrix*``, ``\\substack``, math inside ``\\text``,
-  sizes in math, ``\\tag`` in a plain display formula, upright ``\\mathop{name}``; other KaTeX
+  sizes in math (a marker row sized like KaTeX's), ``\\tag`` in a plain display formula,
+  ``\\mathop{name}`` in math italic (as TeX; math-core's multi-letter <mi> is upright); other KaTeX
   commands it lacks are macros (`_COMPAT_MACROS`), and a few (``\\smash``, the laps,
   ``\\colorbox``, ``\\ref``) go through in a marker colour that `_unmark` turns into what they
   draw;
 * after (`_finish`): the MathML is wrapped as ``<math xmlns display><semantics>…<annotation>TeX``;
   entities become numeric references; Chromium's quirks are worked around (a sized delimiter as
-  the base of a script, ``\\left(`` round short content, ``\\vec``, a numbered equation's width);
+  the base of a script, ``\\left(`` round short content or a fraction, ``\\vec``, a numbered
+  equation's width);
   ``d_{model}`` becomes one identifier and ``\\mathop`` takes limits in display; then the result
   passes the allow-list of elements, attributes, styles, classes, ids and links;
 * errors are `MathError` with the 1-based line and column in the formula.
@@ -204,7 +206,7 @@ _REWRITE_TRIGGERS = (
     "\\% ", "\\& ", "\\# ", "\\$ ", "\\_ ",
 )
 # Marker colours for constructs math-core lacks, replaced in _finish (see _unmark).
-_MARKER_PREFIX = "01F00"
+_MARKER_PREFIX = "01F0"
 _MARKERS = {"smash": "01F00A", "rlap": "01F00B", "llap": "01F00C", "clap": "01F00D", "box": "01F00E", "ref": "01F00F", "small": "01F009"}
 # xcolor's names as math-core resolves them, for \colorbox (which _rewrite resolves itself).
 _MATH_CORE_HEX = {
@@ -219,7 +221,15 @@ _MARKED = {
     "01F00C": ('<mpadded width="0"><mrow class="tex-llap">', "</mrow></mpadded>"),
     "01F00D": ('<mpadded width="0"><mrow class="tex-clap">', "</mrow></mpadded>"),
 }
-_MARKER_START = re.compile(r'<mrow style="color:#(01F00[9A-F]);">')
+# \tiny … \Huge in math: LaTeX's sizes for 10pt text, as KaTeX has them (ems of the text size).
+_SIZES = {"tiny": 0.5, "scriptsize": 0.7, "footnotesize": 0.8, "small": 0.9, "normalsize": 1.0,
+          "large": 1.2, "Large": 1.44, "LARGE": 1.728, "huge": 2.074, "Huge": 2.488}
+_SIZE_MARKERS = {name: f"01F01{i}" for i, name in enumerate(_SIZES)}
+_MARKED.update({marker: (f'<mstyle scriptlevel="0"><mrow style="font-size:{_SIZES[name]:g}em;">', "</mrow></mstyle>")
+                for name, marker in _SIZE_MARKERS.items()})
+_MARKER_START = re.compile(r'<mrow style="color:#(01F00[9A-F]|01F01[0-9]);">')
+_MATRIX_FENCES = {"matrix": ("", ""), "pmatrix": ("(", ")"), "bmatrix": ("[", "]"), "Bmatrix": (r"\{", r"\}"),
+                  "vmatrix": ("|", "|"), "Vmatrix": (r"\|", r"\|")}
 _EQUATION_ID = re.compile(r' id="([^"]*)"')
 _REFERENCE_NUMBER = re.compile(r'(<a href="[^"]*">)\((.*?)\)(</a>)')
 _BOX_COLOURS = re.compile(r'^(<mrow>)?((?:<mrow style="color:#[0-9A-F]{6};"><mrow></mrow></mrow>){1,2})')
@@ -289,6 +299,60 @@ def _brace_groups(tex: str, open_index: int, count: int) -> Optional[list[tuple[
     return groups
 
 
+def _group_end(tex: str, pos: int) -> int:
+    """Where the group around `pos` ends (its closing brace, a cell's `&`, a row's `\\\\`, an
+    `\\end`, `\\right`, `\\middle`, or the formula's end): how far a size command reaches."""
+    depth = 0
+    i = pos
+    while i < len(tex):
+        c = tex[i]
+        if c == "\\":
+            if depth == 0 and (tex.startswith("\\\\", i) or re.match(r"\\(?:end|right|middle|tag|label)(?![A-Za-z])", tex[i:])):
+                return i
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif c == "&" and depth == 0:
+            return i
+        i += 1
+    return len(tex)
+
+
+def _starred_matrix(tex: str, m: "re.Match[str]", name: str, action: str) -> str:
+    """`pmatrix*[r]`: an array with that alignment in every column, in the matrix's fences (what
+    mathtools draws); without an alignment, the plain matrix (its columns are centred)."""
+    base = name[:-1]
+    align = m.group()[-2] if m.group().endswith("]") else ""
+    left, right = _MATRIX_FENCES[base]
+    if action == "begin":
+        close = tex.find(rf"\end{{{name}}}", m.end())
+        body = tex[m.end() : close] if close > 0 else ""
+        if not align or "\\begin" in body:
+            return rf"\begin{{{base}}}"
+        depth, columns, most = 0, 1, 1
+        for j, c in enumerate(body):
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+            elif c == "&" and depth == 0 and (j == 0 or body[j - 1] != "\\"):
+                columns += 1
+                most = max(most, columns)
+            elif c == "\\" and body.startswith("\\\\", j) and depth == 0:
+                columns = 1
+        return (rf"\left{left} " if left else "") + rf"\begin{{array}}{{{align * most}}}"
+    start = tex.rfind(rf"\begin{{{name}}}", 0, m.start())
+    opening = _REWRITE.match(tex, start) if start >= 0 else None
+    if not opening or not opening.group().endswith("]") or "\\begin" in tex[opening.end() : m.start()]:
+        return rf"\end{{{base}}}"
+    return r"\end{array}" + (rf" \right{right}" if right else "")
+
+
 def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
     """The TeX math-core gets, and the edits made: (start in the result, length there, length in
     the author's TeX), in order, so `_source_offset` can map an error's offset back.
@@ -311,12 +375,18 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
     for m in matches:
         start, end = m.start(), m.end()
         if m.group("size"):
-            # KaTeX sizes math too; math-core only text. In math the size is dropped (the formula
-            # keeps its size); inside \text{…} math-core applies it.
+            # KaTeX sizes math too (\large: 1.2 × the text size, in a script as well); math-core
+            # only text. In math the rest of the group is a marker row _unmark sizes; inside
+            # \text{…} math-core applies it.
             if not in_text(start):
                 while end < len(tex) and tex[end] == " ":
                     end += 1
-                repl.append((start, end, ""))
+                stop = _group_end(tex, end)
+                if _MARKER_PREFIX in tex.upper():
+                    repl.append((start, end, ""))
+                else:
+                    repl.append((start, end, rf"\textcolorhtml{{{_SIZE_MARKERS[m.group('size')]}}}{{"))
+                    repl.append((stop, stop, "}"))
         elif m.group("color"):
             value = m.group("cval")
             hex_ = _colour_hex(value)
@@ -342,7 +412,7 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
                     continue
                 new = rf"\textcolorhtml{{{_MARKERS['small']}}}{{\begin{{matrix}}" if action == "begin" else r"\end{matrix}}"
             elif name.endswith("matrix*"):
-                new = rf"\{action}{{{name[:-1]}}}"  # the column alignment ([r]) is not kept
+                new = _starred_matrix(tex, m, name, action)
             else:  # alignat, alignedat, xalignat: align's column pairs
                 new = rf"\{action}{{{'aligned' if name == 'alignedat' else ('align*' if name.endswith('*') or unnumbered else 'align')}}}"
             repl.append((start, end, new))
@@ -957,11 +1027,34 @@ def _unmark(body: str) -> str:
 # stretchy vertical operator the width of its widest size variant or assembly part, whatever its
 # height (MathML Core's rule; 0.875em for Latin Modern's parentheses), so "( x )" gaps where TeX
 # sets "(x)". At that height TeX uses the normal glyph, which stretchy="false" draws.
-_LEFT_RIGHT = re.compile(r"<mrow><mo>([(\[{|/\\\u2016\u27e8\u27e6\u27ee\u230a\u2308\u2063\u2191\u2193\u2195\u21d1\u21d3\u21d5\u23b0\u231c\u231e])</mo>")
+_LEFT_RIGHT = re.compile(r"<mrow><mo(?P<attr> lspace=\"[^\"]*\")?>(?P<d>[(\[{|/\\\u2016\u27e8\u27e6\u27ee\u230a\u2308\u2063\u2191\u2193\u2195\u21d1\u21d3\u21d5\u23b0\u231c\u231e])</mo>")
 _TALL = re.compile(r"<(?:mfrac|msqrt|mroot|mtable|munder|mover|munderover|mpadded|menclose|mstyle)[ >]|minsize=|[\u220f-\u2211\u222b-\u2233\u22c0-\u22c3\u2a00-\u2a0c]|displaystyle")
 
 
-def _small_fences(body: str) -> str:
+# \left( \frac{a}{b} \right): round one fraction of plain rows the stretched glyph is the
+# variant for that height (Latin Modern's 1.79em one round a display fraction, as KaTeX picks),
+# inside the box of the widest variant Chromium gives it; the margins take the rest back, as for
+# \big( (`_delimiter_with_margins`).
+_FRACTION_ONLY = re.compile(r"(?:<mrow>|</mrow>|<mi>[^<]*</mi>|<mn>[^<]*</mn>|<mo>[^<(\[{]*</mo>|<mfrac>|</mfrac>)*")
+_FRACTION_FENCE_EM = {True: 1.79, False: 1.2}
+
+
+def _tall_fences(m: "re.Match[str]", inner: str, display: bool) -> Optional[str]:
+    close = inner.rfind("<mo")
+    middle = inner[:close]
+    last = re.fullmatch(r'<mo((?: rspace="[^"]*")?)>([^<])</mo>', inner[close:])
+    if close < 0 or inner.count("<mfrac>") != 1 or not last or not _FRACTION_ONLY.fullmatch(middle):
+        return None
+    size = _FRACTION_FENCE_EM[display]
+    styles = [re.search(r' style="[^"]*"', _delimiter_with_margins(f'<mo minsize="{size}em">{d}</mo>'))
+              for d in (m.group("d"), last.group(2))]
+    if None in styles:
+        return None
+    return (f'<mrow><mo{m.group("attr") or ""}{styles[0].group()}>{m.group("d")}</mo>{middle}'
+            f'<mo{last.group(1)}{styles[1].group()}>{last.group(2)}</mo></mrow>')
+
+
+def _small_fences(body: str, display: bool = False) -> str:
     out: list[str] = []
     pos = 0
     for m in _LEFT_RIGHT.finditer(body):
@@ -969,13 +1062,20 @@ def _small_fences(body: str) -> str:
             continue
         end = _closing_tag(body, m.start(), "mrow")
         inner = body[m.end() : end]
-        if end < 0 or not inner.endswith("</mo>") or _TALL.search(inner):
+        if end < 0 or not inner.endswith("</mo>"):
+            continue
+        if _TALL.search(inner):
+            tall = _tall_fences(m, inner, display) if "<mfrac>" in inner else None
+            if tall is not None:
+                out.append(body[pos : m.start()])
+                out.append(tall)
+                pos = end + len("</mrow>")
             continue
         close = inner.rfind("<mo")
         if close < 0 or _LEFT_RIGHT.search(inner) or "stretchy=" in inner[close : inner.find(">", close)]:
             continue  # a nested \left … \right: leave both
         out.append(body[pos : m.start()])
-        out.append(f'<mrow><mo stretchy="false">{m.group(1)}</mo>{inner[:close]}<mo stretchy="false"{inner[close + 3:]}')
+        out.append(f'<mrow><mo{m.group("attr") or ""} stretchy="false">{m.group("d")}</mo>{inner[:close]}<mo stretchy="false"{inner[close + 3:]}')
         pos = end
     if not out:
         return body
@@ -1050,7 +1150,8 @@ _ITALIC_LETTER = re.compile(
     r"(?<!\"><mi>)"  # (nor of an element with attributes: <mover accent="true">, <mfrac linethickness=…>)
     r"([" + "".join(_ITALIC_CORRECTION) + r"])</mi>(?=<m[inorfs])"
 )
-_ITALIC_SPACE = {c: f'<mspace width="{w}em"/>' for c, w in _ITALIC_CORRECTION.items()}
+# (marked as a kern, so the text of a formula, for search and contents, takes it for no space)
+_ITALIC_SPACE = {c: f'<mspace width="{w}em" class="kern"/>' for c, w in _ITALIC_CORRECTION.items()}
 
 
 def _full_size_primes(body: str) -> str:
@@ -1150,9 +1251,9 @@ def _finish(raw: str, tex: str, display: bool) -> str:
         body = _SIZED_BASE.sub(_sized_base, body)
     if "<mrow><mi>" in body and "</mi></mrow></ms" in body:
         body = _merge_letters(body)
-    if "<mrow><mo>" in body and _LEFT_RIGHT.search(body):
-        body = _small_fences(body)
-    if "color:#01F00" in body:
+    if "<mrow><mo" in body and _LEFT_RIGHT.search(body):
+        body = _small_fences(body, display)
+    if "color:#" + _MARKER_PREFIX in body:
         body = _unmark(body)
     if '<mrow style="color:#' in body:
         body = _AUTHOR_COLOUR.sub(_themed_colour, body)
@@ -1207,7 +1308,8 @@ _TEXT_ONLY_ELEMENTS = frozenset({"mi", "mn", "mo", "mtext", "ms", "annotation"})
 _ONLY_CHILD = {"mtable": "mtr", "mtr": "mtd"}
 _CLASSES = frozenset(
     {"tex-llap", "tex-clap", "text-serif", "text-small-caps", "text-strike", "text-underline",
-     "menclose-updiagonalstrike", "menclose-downdiagonalstrike", "menclose-phasorangle", "math-core-unknown-cmd"}
+     "menclose-updiagonalstrike", "menclose-downdiagonalstrike", "menclose-phasorangle", "math-core-unknown-cmd",
+     "kern"}
 )
 # Inline CSS math-core writes (padding, widths, alignment, colours, font sizes): plain
 # declarations of a known property with a value of words, numbers, units and #hex; no url(),

@@ -215,7 +215,8 @@ class Session:
             "findings": [_finding(f) for f in found.findings],
             "glossary": self._glossary_terms(page, key, value),
             "reviewed": (
-                {"by": review.by, "date": review.date, "current": review.current(value)} if review else None
+                {"by": review.by, "date": review.date, "current": review.current(value), "status": review.status,
+                 "note": review.note} if review else None
             ),
         }
 

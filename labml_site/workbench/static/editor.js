@@ -103,7 +103,7 @@ pattern come from `markup.js`, generated from labml_site/read/markup.py and load
     div.tabIndex = 0;
     div.innerHTML = b.html;  // the build's HTML: sanitised translation or the English
     var badge = el("span", "wb-badge", LABELS[b.status] || b.status);
-    if (b.reviewed && b.reviewed.current) badge.textContent += " · reviewed";
+    if (b.reviewed && b.reviewed.current) badge.textContent += b.reviewed.status === "rejected" ? " · rejected" : " · reviewed";
     if (loadDraft(b.key)) { badge.textContent += " · draft"; div.setAttribute("data-draft", "yes"); } else div.removeAttribute("data-draft");
     div.insertBefore(badge, div.firstChild);
     return div;
@@ -408,7 +408,7 @@ pattern come from `markup.js`, generated from labml_site/read/markup.py and load
     var status = el("span", "wb-status", LABELS[b.status]);
     status.setAttribute("data-status", b.status);
     head.appendChild(status);
-    if (b.reviewed) head.appendChild(el("span", "wb-reviewed", (b.reviewed.current ? "reviewed by " : "review outdated: ") + b.reviewed.by + ", " + b.reviewed.date));
+    if (b.reviewed) head.appendChild(el("span", "wb-reviewed", (b.reviewed.status === "rejected" ? (b.reviewed.current ? "rejected by " : "rejection outdated: ") : b.reviewed.current ? "reviewed by " : "review outdated: ") + b.reviewed.by + ", " + b.reviewed.date));
     var close = el("button", "wb-close", "×");
     close.setAttribute("aria-label", "Close (Escape)");
     close.addEventListener("click", closePanel);

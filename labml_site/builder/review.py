@@ -4,9 +4,8 @@ For each translation file that differs (tracked and changed, added, or deleted s
 entry whose value changed: the English block rendered (placeholders filled from the current
 source, math as MathML), the old and the new translation rendered the way the build would render
 them (or shown as text, with why, when a check refuses them), the findings of the checks on the
-new value (the glossary's included), and the file's own findings. `write_report` makes one HTML
-file with its style inline, readable offline and attachable to a pull request;
-`findings` gives the same findings for `--format github` annotations.
+new value (the glossary's included), the file's own findings, and the review sidecar's decision
+on the new value. The report itself, the annotations and the decisions are `translate/review.py`'s.
 
 Old versions are read with `git show REF:PATH` (argument lists, never a shell), bounded like
 every translation file.
@@ -19,19 +18,21 @@ import re
 import stat
 import subprocess
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from ..builder.config import BuildConfig
-from ..builder.entries import asset_reader, entry_keys
-from ..builder.site import analyse_pages
+from .config import BuildConfig
+from .entries import asset_reader, entry_keys
+from .site import analyse_pages
 from ..findings import Finding
 from ..read.prose import fill
-from ..read.safe_files import check_no_links, kind_of, read_regular, write_atomic
+from ..read.safe_files import check_no_links, kind_of, read_regular
 from ..read.structure import bad_name, discover, lang_prefix, shown_path, url_under
 from ..render.localize import plain_text, valid_lists
 from ..translate.catalog import Catalog, check_file, is_sidecar
 from ..translate.files import MAX_FILE_BYTES, ParsedFile, parse_translation_bytes, parse_translation_file
+from ..translate import review_state
+from ..translate.review import ChangedEntry, ChangedFile, MarkChange, Rendered, printable as _printable
 from ..translate.review_state import BadReviewFile, Review, parse_reviews
 
 GIT_TIMEOUT = 60
@@ -58,55 +59,6 @@ def live_links(fragment: str, site_url: str, page: str) -> str:
 
 class GitError(Exception):
     pass
-
-
-@dataclass
-class Rendered:
-    html: str  # safe to show: the build's rendering, or the escaped text
-    status: str  # the verdict's state (translate/verdict.py): translated, repaired, untranslated, …
-    findings: list[Finding] = field(default_factory=list)
-
-
-@dataclass
-class ChangedEntry:
-    key: str
-    english: str  # rendered
-    old: Rendered
-    new: Rendered
-    kind: str  # translated (was empty or absent), changed, removed (now empty or absent)
-    line: int = 0
-
-    @property
-    def errors(self) -> list[Finding]:
-        return [f for f in self.new.findings if f.severity == "error"]
-
-
-@dataclass
-class MarkChange:
-    """A review mark (`<page>.<lang>.review.json`, review_state.py) added, changed or removed:
-    someone claims, or stops claiming, that a translation was reviewed."""
-
-    key: str
-    before: Review | None
-    after: Review | None
-    current: bool  # the mark is for the translation the file holds now
-    line: int = 0
-
-    @property
-    def kind(self) -> str:
-        return "added" if self.before is None else "removed" if self.after is None else "changed"
-
-
-@dataclass
-class ChangedFile:
-    path: str  # as git names it, relative to the repository
-    local: str  # the path to show and annotate (relative to the current folder)
-    lang: str
-    page: str  # page base, e.g. annotated_attention/mha ("" when no source page matches)
-    entries: list[ChangedEntry] = field(default_factory=list)
-    file_findings: list[Finding] = field(default_factory=list)
-    marks: list[MarkChange] = field(default_factory=list)
-    kind: str = "translation"  # translation, review (marks), other (shown as a finding only)
 
 
 def _git(args: list[str], cwd: Path, binary: bool = False):
@@ -266,7 +218,7 @@ def _translation_changes(config, top, base, name, local, shown, rel, by_base, pa
     blocks: dict[str, tuple[str, ...]] = {}
     if data is not None:
         blocks = {b.key: b.placeholders for s in data.sections for b in s.blocks}
-    change = ChangedFile(name, shown, lang, page_base if source else "")
+    change = ChangedFile(name, shown, lang, page_base if source else "", rel=rel)
     why = bad_name(os.path.basename(name))
     if why:
         change.file_findings.append(Finding("error", "translation-name", f"{why}: no page can have this "
@@ -285,6 +237,7 @@ def _translation_changes(config, top, base, name, local, shown, rel, by_base, pa
     if old_parsed.refused:  # the base's file is not read: say so (its entries count as absent)
         change.file_findings.append(Finding("warning", old_parsed.refused[0], f"in {base}, this file {old_parsed.refused[1]}; "
                                             "its old entries are not shown", path=shown))
+    decisions = review_state.load_quietly(local)
     for key in sorted(set(old) | set(new), key=lambda k: (new.get(k, old.get(k, ("", 0)))[1], k)):
         before, after = old.get(key, ("", 0))[0], new.get(key, ("", 0))[0]
         if before == after:
@@ -300,13 +253,15 @@ def _translation_changes(config, top, base, name, local, shown, rel, by_base, pa
             key, english,
             _render(before_catalog, key, before, placeholders, line),
             _render(after_catalog, key, after, placeholders, line, keys) if key in new else Rendered('<p class="none">(removed)</p>', "untranslated"),
-            kind, line,
+            kind, line, before, after,
         )
         if site_url and source is not None:
             here = lang_prefix(lang, config.base_lang) + source.url
             entry.english = live_links(entry.english, site_url, lang_prefix(config.base_lang, config.base_lang) + source.url)
             entry.old.html = live_links(entry.old.html, site_url, here)
             entry.new.html = live_links(entry.new.html, site_url, here)
+        mark = decisions.get(key)
+        entry.decision = mark if mark is not None and mark.current(after) else None
         change.entries.append(entry)
     return change
 
@@ -393,112 +348,17 @@ def _other_change(local: Path, shown: str, rel: str, translations: Path) -> Chan
     return change
 
 
-def _printable(text: str) -> str:
-    """Text from a file as a report or a terminal can show it: lone surrogates and controls escaped."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if text.isprintable() else "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
-
-
-def findings(changes: list[ChangedFile]) -> list[Finding]:
-    """The findings of the changed entries and files, for text or GitHub annotations."""
-    out: list[Finding] = []
-    for change in changes:
-        out.extend(change.file_findings)
-        for entry in change.entries:
-            out.extend(entry.new.findings)
-    return [replace(f, message=_printable(f.message), key=_printable(f.key), path=_printable(f.path)) for f in out]
-
-
-_STYLE = """
-body{font:16px/1.55 system-ui,"Noto Sans CJK SC",sans-serif;margin:0;color:#1f2430;background:#f4f5f8}
-header{background:#1f2430;color:#fff;padding:.8rem 1.2rem}header code{color:#cfe0ff}
-main{max-width:90rem;margin:0 auto;padding:1rem}
-h2{font-size:1.1rem;margin:1.6rem 0 .4rem}h2 code{font-weight:normal}
-.entry{background:#fff;border:1px solid #dde1e8;border-radius:6px;margin:.8rem 0;padding:.6rem .9rem}
-.entry header{background:none;color:#5c6478;padding:0;font-size:13px;display:flex;gap:.8rem}
-.cols{display:grid;grid-template-columns:1fr 1fr 1fr;gap:.8rem}
-.cols>div{min-width:0}.cols h3{font-size:12px;text-transform:uppercase;color:#5c6478;margin:.3rem 0}
-.old{background:#fdf1f0;padding:.2rem .5rem;border-radius:4px}.new{background:#eef8f1;padding:.2rem .5rem;border-radius:4px}
-pre.raw{white-space:pre-wrap;overflow-wrap:anywhere;font-size:13px;background:#f7f7f9;padding:.3rem}
-.status{font-size:12px;padding:0 .4rem;border-radius:3px;background:#eef0f4}
-.status.invalid{background:#8e44ad;color:#fff}.status.untranslated{background:#d9534f;color:#fff}.status.translated{background:#3c9a5f;color:#fff}
-.status.repaired{background:#b26a00;color:#fff}.status.stale{background:#5c6478;color:#fff}.status.fuzzy{background:#e3a21a;color:#222}
-ul.findings{margin:.4rem 0 0;padding-left:1.2rem}li.error{color:#b03a2e}li.warning{color:#8a5a00}
-.none,.note{color:#5c6478;font-style:italic}
-.summary td,.summary th{padding:.1rem .6rem;text-align:left}
-@media(max-width:900px){.cols{grid-template-columns:1fr}}
-"""
-
-
-def _findings_html(items: list[Finding]) -> str:
-    if not items:
-        return ""
-    rows = "".join(
-        f'<li class="{html.escape(f.severity)}">{html.escape(f.severity)}: {html.escape(f.message)} '
-        f"<code>{html.escape(f.code)}</code></li>"
-        for f in items
-    )
-    return f'<ul class="findings">{rows}</ul>'
-
-
-def report_html(changes: list[ChangedFile], base: str) -> str:
-    parts = [
-        "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">',
-        f"<title>Translation review since {html.escape(base)}</title><style>{_STYLE}</style></head><body>",
-        f"<header><strong>Translation review</strong> · changes since <code>{html.escape(base)}</code></header><main>",
-    ]
-    total = sum(len(c.entries) for c in changes)
-    every = findings(changes)
-    errors = sum(1 for f in every if f.severity == "error")
-    warnings = len(every) - errors
-    marks = sum(len(c.marks) for c in changes)
-    parts.append(f"<p>{total} changed blocks in {len(changes)} files · {errors} errors · {warnings} warnings"
-                 + (f" · <strong>{marks} review marks changed</strong>" if marks else "") + "</p>")
-    if changes:
-        parts.append('<table class="summary"><tr><th>file</th><th>blocks</th><th>errors</th></tr>')
-        for i, c in enumerate(changes):
-            parts.append(f'<tr><td><a href="#f{i}">{html.escape(c.local)}</a></td><td>{len(c.entries)}</td>'
-                         f"<td>{sum(len(e.errors) for e in c.entries)}</td></tr>")
-        parts.append("</table>")
-    for i, c in enumerate(changes):
-        parts.append(f'<h2 id="f{i}"><code>{html.escape(c.local)}</code> · {html.escape(c.lang)}</h2>')
-        parts.append(_findings_html(c.file_findings))
-        for m in c.marks:
-            parts.append(
-                f'<section class="entry mark" data-kind="review-mark"><header><span>review mark {m.kind}</span>'
-                f"<span>{html.escape(c.local)}:{m.line}</span></header><div class=\"cols\">"
-                f'<div><h3>Key</h3><pre class="raw">{html.escape(_printable(m.key))}</pre></div>'
-                f"<div><h3>Before</h3><div class=\"old\">{_mark_html(m.before)}</div></div>"
-                f"<div><h3>After</h3><div class=\"new\">{_mark_html(m.after)}"
-                + ("" if m.after is None else f'<p class="note">{"for the translation the file holds now" if m.current else "for no translation the file holds (outdated)"}</p>')
-                + "</div></div></div></section>"
-            )
-        for e in c.entries:
-            lang = html.escape(c.lang)
-            parts.append(
-                f'<section class="entry" data-kind="{e.kind}"><header><span>{e.kind}</span>'
-                f"<span>{html.escape(c.local)}:{e.line}</span>"
-                f'<span class="status {html.escape(e.new.status)}">{html.escape(e.new.status)}</span></header>'
-                '<div class="cols">'
-                f'<div><h3>English</h3><div lang="en">{e.english}</div></div>'
-                f'<div><h3>Before</h3><div class="old" lang="{lang}">{e.old.html}</div></div>'
-                f'<div><h3>After</h3><div class="new" lang="{lang}">{e.new.html}</div>{_findings_html(e.new.findings)}</div>'
-                "</div></section>"
-            )
-    if not changes:
-        parts.append("<p>No translation file changed.</p>")
-    parts.append("</main></body></html>\n")
-    return "".join(parts)
-
-
-def _mark_html(review: Review | None) -> str:
-    if review is None:
-        return '<p class="none">(no mark)</p>'
-    return f"<p>reviewed by <strong>{html.escape(_printable(review.by))}</strong> on {html.escape(_printable(review.date))}</p>"
-
-
-def write_report(changes: list[ChangedFile], out: Path, base: str) -> None:
-    out = Path(out)
-    # (text from the files may hold lone surrogates, which JSON allows and UTF-8 does not)
-    write_atomic(out, report_html(changes, base).encode("utf-8", "backslashreplace"), out.parent)
+def changed_keys(translations: Path, base: str) -> dict[Path, set[str]]:
+    """Each translation file (resolved) that differs from `base` → the keys whose value differs
+    (added, changed or removed), for `check --base` to report on those only."""
+    translations = Path(translations)
+    top, pairs = changed_files(translations, base)
+    out: dict[Path, set[str]] = {}
+    for name, local in pairs:
+        old = _values(_old(top, base, name))
+        try:
+            new = _values(parse_translation_file(local, translations)) if local.exists() else {}
+        except Exception:  # noqa: BLE001 - an unreadable file is still changed; check says why
+            new = {}
+        out[local.resolve()] = {k for k in set(old) | set(new) if old.get(k, ("",))[0] != new.get(k, ("",))[0]}
+    return out
