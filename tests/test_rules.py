@@ -41,7 +41,7 @@ def test_registry_iterates_by_priority_and_names_replace():
 
 def test_the_rules_of_the_format_and_their_order():
     assert rules.BLOCK_RULES.names() == ["doctest", "blockquote"]
-    assert rules.LINE_RULES.names() == ["block_placeholder", "heading", "thematic_break", "table", "param", "returns", "list_item"]
+    assert rules.LINE_RULES.names() == ["block_placeholder", "details", "heading", "thematic_break", "table", "param", "returns", "list_item"]
     assert rules.INLINE_RULES.names() == ["links", "captions", "emphasis", "link_targets"]
     assert rules.PLACEHOLDER_RULES.names() == ["code_span", "display_math", "inline_math", "image"]
     by_trigger = rules.placeholder_rules_by_trigger()
@@ -206,3 +206,22 @@ def test_disabling_the_doctest_rule_leaves_the_tutorial_keys_without_sessions():
     assert len(without) == len(with_rule)
     assert [k for i, k in enumerate(without) if i not in sessions] == \
         [k for i, k in enumerate(with_rule) if i not in sessions]
+
+
+# ---------------------------------------------------------------------------------------------
+# `<details>` (read/rules/details.py): a folded block of its own, not raw HTML in a paragraph
+
+
+def test_details_lines_open_and_close_a_fold_around_the_blocks_between():
+    out = key("Try it.\n\n<details><summary>Expected *answer*: `x`</summary>\n\n1. It fails.\n2. $a$ works.\n\n</details>")
+    assert out == ("<p>Try it.</p>\n<details><summary>Expected <em>answer</em>: <span translate=no>_^_0_^_</span></summary>\n"
+                   "<ol><li>It fails. </li>\n<li><span translate=no>_^_1_^_</span> works.</li></ol>\n</details>\n")
+    assert "<p><details>" not in out and "<p></details>" not in out
+    # without a summary, and with spaces around the tags
+    assert key("<details>\n\nText.\n\n  </details>  ") == "<details>\n<p>Text.</p>\n</details>\n"
+
+
+def test_details_with_attributes_or_text_on_its_line_stays_a_paragraph():
+    # the fold has no attributes in this format (a translation may not carry any either)
+    assert key("<details open>\n\nText.").startswith("<p><details open></p>")
+    assert key("See <details> here.").startswith("<p>See <details> here.")

@@ -173,8 +173,10 @@ DANGEROUS_ELEMENTS = frozenset(
     {"script", "style", "iframe", "frame", "frameset", "object", "embed", "applet", "form",
      "button", "input", "select", "textarea", "base", "meta", "link", "svg", "math", "img",
      "video", "audio", "source", "track", "image", "use", "animate", "set", "template",
-     "noscript", "xmp", "marquee", "body", "details", "portal"}
+     "noscript", "xmp", "marquee", "body", "portal"}
 )
+# `details` is prose now (folded answers, markup.ALLOWED_TAGS); what made it a vector is its
+# attributes (`open ontoggle=…` fires with no click), and those are checked as attributes.
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 PAGE_CONTINUES = '"\'></a></p><p>the page goes on</p>'
 _FRAGMENT_WRAPPERS = frozenset({"html", "head", "body", "[document]"})

@@ -145,12 +145,13 @@ def unit_kind(tag: str, attrs: Iterable[tuple[str, str | None]]) -> str | None:
 # ---------------------------------------------------------------------------------------------
 # What a translation may hold
 
-# Exactly what the prose format renders; math, code and images arrive as placeholders, so `img`,
+# Exactly what the prose format renders (`details` with its `summary`: a folded answer, see
+# `read/rules/details.py`); math, code and images arrive as placeholders, so `img`,
 # `pre`, `svg`, `math` are deliberately absent.
 ALLOWED_TAGS: frozenset[str] = frozenset(
     {"li", "a", "em", "strong", "code", "span", "br", "sub", "sup", "thead", "tbody", "tr", "th",
-     "td", "del", "small"}
-    | (BLOCK_TAGS - {"pre", "div", "dl", "figure", "section", "details"})
+     "td", "del", "small", "summary"}
+    | (BLOCK_TAGS - {"pre", "div", "dl", "figure", "section"})
 )
 # Attributes allowed per tag. `span[translate]` and `th/td[align]` only with the values below.
 ALLOWED_ATTRIBUTES: dict[str, frozenset[str]] = {"a": frozenset({"href", "id", "title"})}

@@ -18,11 +18,14 @@ entries).
 
 import math
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 
 import torch
 
-PACKAGE_DIR = Path(__file__).parent
+# The package's folder, found through the import system rather than the module's own file
+# name, which a downloaded notebook of this page does not have (its intro sets `__package__`).
+PACKAGE_DIR = Path(str(files(__package__ or "annotated_attention")))
 
 
 def load_text(directory: Path = PACKAGE_DIR) -> str:

@@ -539,3 +539,15 @@ if __name__ == "__main__":
 # 2. Compute the loss against `x` instead of `y`.
 # 3. Let `fix_schedule` return `cfg` unchanged, then resume a run with a larger `--steps`.
 # 4. Decay every parameter: `p.dim() >= 1` in `make_optimizer`.
+#
+# <details><summary>Expected answers</summary>
+#
+# 1. `test_training_steps_equal_a_hand_written_loop` fails: the gradients accumulate from step to
+#    step.
+# 2. The same test fails: the model then learns to copy its input.
+# 3. `test_resume_with_more_steps_keeps_the_schedule` fails: the resumed run would follow a
+#    different learning-rate schedule.
+# 4. `test_weight_decay_is_applied_to_matrices_only` fails: biases and layer-norm gains are then
+#    decayed towards 0.
+#
+# </details>

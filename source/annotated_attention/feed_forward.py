@@ -63,3 +63,13 @@ class FeedForward(nn.Module):
 # 1. Move the dropout after `layer2`, then run `python -m pytest tests/test_tutorial_subtle_bugs.py`.
 # 2. Replace `nn.ReLU()` by `nn.Identity()`: the network is then a single linear map. Which test
 #    of `tests/test_attention.py` still passes, and why?
+#
+# <details><summary>Expected answers</summary>
+#
+# 1. `test_feed_forward_dropout_is_on_the_hidden_activations` fails: with everything dropped, the
+#    output is 0 instead of the bias of `layer2`.
+# 2. Only `test_feed_forward_is_position_wise` fails, at its formula with `relu`. Its first check
+#    still holds, because a single linear map is position-wise too, and every other test passes:
+#    none of them needs the nonlinearity, which is why the formula is checked.
+#
+# </details>

@@ -20,6 +20,7 @@ Rows are queries and columns are keys, as in the score matrix $QK^\top$: the cel
 column $j$ is the weight that query $i$ gives to key $j$, so every row sums to 1.
 """
 
+from importlib.resources import files
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -28,7 +29,8 @@ import torch
 from .mha import attention, causal_mask, padding_mask
 from .scores_and_softmax import TOKENS, two_token_example
 
-FIGURE_DIR = Path(__file__).parent / "figures"
+# Found through the import system, not the module's file name: a downloaded notebook has none.
+FIGURE_DIR = Path(str(files(__package__ or "annotated_attention"))) / "figures"
 
 # ## Layout and colours
 #

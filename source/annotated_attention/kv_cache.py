@@ -152,3 +152,16 @@ def generate_cached(model: DecoderOnlyTransformer, vocab: Vocabulary, prompt: st
 #    `past, ..., past + new - 1`.
 # 2. Forget to append the new key and value to the cache (store only the new ones).
 # 3. Use `tril()` instead of `tril(past)` for the mask of the new positions.
+#
+# <details><summary>Expected answers</summary>
+#
+# 1. All four tests of `tests/test_tutorial_kv_cache.py` fail, first
+#    `test_cached_logits_equal_full_recomputation_token_by_token`: from the second step on, each
+#    new token gets the encoding of position 0.
+# 2. The same four fail: each new token then sees only itself and the other new tokens, and the
+#    generated text differs after a few characters.
+# 3. The same four fail. For the prompt (`past = 0`) both masks are equal; from the second call
+#    on, `tril()` puts the diagonal at key 0, and the token at position `past + t` sees only keys
+#    $0, ..., t$.
+#
+# </details>

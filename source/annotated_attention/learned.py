@@ -476,3 +476,18 @@ if __name__ == "__main__":
 #    still tells a query how many keys it can see, but nothing else about their order.
 # 3. Break the code on purpose, for example take the softmax of [`attention`](mha.html#attention) over
 #    `dim=-2`, and run `python -m pytest tests/test_tutorial_learned.py`: which check fails?
+#
+# <details><summary>Expected answers</summary>
+#
+# 1. The maps are taken in evaluation mode, where dropout does nothing, so they change only
+#    through what training learned; `check` says which statements still hold.
+# 2. No. Without the encoding, a first-layer score depends only on the two characters, so the
+#    previous character gets the same weight as every earlier copy of the same character: a
+#    first-layer head cannot single it out.
+# 3. The tests of [attention](mha.html) fail first, among them
+#    `test_causal_model_cannot_see_the_future`: with the softmax over the queries, a column's sum
+#    runs over later positions, so the model can read the future.
+#    `tests/test_tutorial_learned.py` retrains the model, which is slow; run the fast tests
+#    first.
+#
+# </details>

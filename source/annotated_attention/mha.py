@@ -509,3 +509,26 @@ def saved_for_backward(fn) -> tuple[torch.Tensor, int]:
 # 3. In `merge_heads`, replace `reshape` by `view`, then `transpose(1, 2)` by nothing.
 # 4. Return the weights *after* dropout from `attention`.
 # 5. Remove the line that sets the weights of `empty` rows to zero.
+#
+# <details><summary>Expected answers</summary>
+#
+# 1. The scores are $\sqrt{d_k}$ times too small and the weights too flat: every comparison with
+#    `nn.MultiheadAttention` and `scaled_dot_product_attention` in `tests/test_attention.py`
+#    fails.
+# 2. The columns sum to 1 instead of the rows. The same comparisons fail, and so does
+#    `test_causal_model_cannot_see_the_future`: a column's sum runs over the later queries, so a
+#    query's weights depend on the tokens after it.
+# 3. `view` raises `RuntimeError: view size is not compatible with input tensor's size and
+#    stride`, since the transposed tensor is not contiguous. Without the transpose, `view` works
+#    but mixes heads and positions: no error, a wrong output, and
+#    `test_split_and_merge_heads_are_inverse_and_group_features_by_head` fails with the
+#    comparisons.
+# 4. In training mode the returned weights no longer sum to 1:
+#    `test_dropout_zeroes_weights_inside_attention` and
+#    `test_dropout_off_in_eval_and_on_in_train` fail.
+# 5. A row with no visible key gets the softmax of zeros, an even spread, so its output is the
+#    mean of the values instead of zero: `test_fully_masked_rows_give_zero_on_both_paths` and
+#    `test_attention_function_defines_empty_rows_as_zero` (`tests/test_tutorial_subtle_bugs.py`)
+#    fail.
+#
+# </details>

@@ -98,3 +98,15 @@ class PositionalEncoding(nn.Module):
 # 1. Put the cosines in the even features and the sines in the odd ones.
 # 2. Apply dropout to the embeddings before adding the encoding.
 # 3. Use `torch.arange(0, d_model)` instead of `torch.arange(0, d_model, 2)` for $2i$.
+#
+# <details><summary>Expected answers</summary>
+#
+# 1. `test_positional_encoding_matches_formula` fails: position 0 is then $(1, 0, 1, 0, ...)$
+#    instead of $(0, 1, 0, 1, ...)$.
+# 2. `test_positional_encoding_dropout_comes_after_adding_the_encoding` fails: the encoding would
+#    reach the layers undropped.
+# 3. The angles get `d_model` columns instead of `d_model / 2`, so writing them into the even
+#    features raises a `RuntimeError` about mismatched sizes, and every test that builds an
+#    encoding fails.
+#
+# </details>

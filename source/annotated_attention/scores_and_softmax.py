@@ -253,3 +253,18 @@ if __name__ == "__main__":
 # 2. In `scores`, forget the transpose: `torch.matmul(q, k)`. What error do you get with
 #    `seq_length=5` and `embed_size=8`, and why would there be none if both were equal?
 # 3. Remove `m = max(row)` from `softmax_by_hand` (use `m = 0`) and run `main`.
+#
+# <details><summary>Expected answers</summary>
+#
+# 1. The row-sum assertion of `main` fails first (`torch.allclose(row_sums, torch.ones(3, 5))`):
+#    now the columns sum to 1. In `tests/test_attention.py`, `test_two_token_example_numbers`
+#    fails first.
+# 2. `RuntimeError: Expected size for first two dimensions of batch2 tensor to be: [3, 8] but
+#    got: [3, 5]`: the last axis of `q` (8) must equal the second-to-last axis of `k` (5). With
+#    `seq_length == embed_size` both matrices are square, so $QK$ is computed without an error,
+#    and it is wrong; only the comparison with `scores_with_a_loop` shows it.
+# 3. `OverflowError: math range error`, at the row $(1000, 998)$: Python's `math.exp` raises
+#    instead of returning infinity above about 709.78 (the float64 limit), while `torch.exp` in
+#    float32 returns `inf` above 88.72.
+#
+# </details>

@@ -164,3 +164,13 @@ class DecoderOnlyTransformer(nn.Module):
 # 1. Move the dropout of a sub-layer onto the residual sum: `x = self.dropout(x + ...)`.
 # 2. Normalise after the residual addition (post-norm) instead of before.
 # 3. Leave out the final layer norm `self.norm` of the model.
+#
+# <details><summary>Expected answers</summary>
+#
+# 1. `test_dropout_sits_on_the_residual_branches_only` fails: dropout then also drops the
+#    residual path, which should carry the input unchanged.
+# 2. `test_pre_norm_layer_structure` (`tests/test_attention.py`) fails: it compares the layer
+#    with the pre-norm formula, with randomised norms.
+# 3. `test_model_applies_embedding_encoding_layers_final_norm_and_head_in_order` fails.
+#
+# </details>
