@@ -70,9 +70,9 @@ the [positional encoding](positional_encoding.html) makes easy to learn.
 
 **The second layer** looks further back: on average more than twice as far as the first, and
 every head more than half as far as the even spread, while every head of the first layer stays
-under half of it. Much of that distance comes from spreading: every head of the second layer has
-a higher entropy than every head of the first, though lower than the even spread's, so these
-heads prefer some keys without choosing one sharply. In some of them, a run of neighbouring
+under half of it. Much of that distance comes from spreading: on average the heads of the second
+layer have a higher entropy than those of the first, and each a lower one than the even
+spread's, so these heads prefer some keys without choosing one sharply. In some of them, a run of neighbouring
 queries shares one strongest key, a longer run than in any head of the first layer: a
 character that matters for all of them. Its input already contains what the first layer
 gathered about each position's neighbours, so one step of attention in the second layer can
@@ -245,9 +245,11 @@ def check(data: dict) -> None:
     assert all(h["distance"] > uniform["distance"] / 2 for h in second)
     mean_distance = [sum(h["distance"] for h in layer) / len(layer) for layer in (first, second)]
     assert mean_distance[1] > 2 * mean_distance[0]
-    # ... and spreads its weight more: every second-layer head has a higher entropy than every
-    # first-layer head, and still a lower one than the even spread.
-    assert min(h["entropy"] for h in second) > max(h["entropy"] for h in first)
+    # ... and spreads its weight more: the second layer's mean entropy is above the first's (single
+    # heads of the two layers can overlap from one training text to the next), and every head's
+    # is still below the even spread's.
+    mean_entropy = [sum(h["entropy"] for h in layer) / len(layer) for layer in (first, second)]
+    assert mean_entropy[1] > mean_entropy[0]
     assert max(h["entropy"] for h in second) < uniform["entropy"]
     # Some head of the second layer has a longer run of neighbouring queries that share their
     # strongest key than any head of the first layer.
