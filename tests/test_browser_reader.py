@@ -235,3 +235,37 @@ def test_a_figure_title_that_says_more_than_its_alt_is_shown(browser, tmp_path):
         server.server_close()
     assert facts[0][0] == "Head 1" and "entropy 2.31" in (facts[0][1] or "") and facts[0][2], facts
     assert facts[1] == ["Head 2", None, None], facts
+
+
+def test_the_words_of_a_formula_never_break_inside_a_squeezed_table(browser, tmp_path):
+    """Prose may break long URLs anywhere; a formula's words may not: an array wider than the
+    column showed its \\text{Type} cell as "T" (overflow-wrap: anywhere reached the <mtext>)."""
+    import functools
+    import http.server
+    import threading
+
+    from conftest import write_tree
+
+    from labml_site.builder.site import BuildConfig, build
+
+    row = r" & \text{Enc-}\alpha & \text{Enc-}\beta & \text{Dec-}\alpha & \text{Dec-}\beta"
+    tex = ("\\begin{array}{c|cc|cc}\n\\text{Type}" + row + " \\\\\\\\\n\\hline\n\\text{Encoder only} & (2N)^{\\frac{1}{4}} & "
+           "(8N)^{-\\frac{1}{4}} & 0.81 (N^4M)^{\\frac{1}{16}} & 0.87 (N^4 M)^{-\\frac{1}{16}} \\\\\\\\\n\\end{array}")
+    src = write_tree(tmp_path / "src", {"page.py": f'"""\n# Table\n\n$$\n{tex}\n$$\n"""\nx = 1\n'})
+    (tmp_path / "tr").mkdir()
+    out = build(BuildConfig(src, tmp_path / "tr", tmp_path / "site", langs=("en",), jobs=1)).out
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        context, page, rec = new_page(browser, PHONE)
+        page.goto(f"http://127.0.0.1:{server.server_port}/page.html")
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(300)
+        widths = page.evaluate("""() => [...document.querySelectorAll('.docs mtext')].map(t =>
+          [t.textContent, t.getBoundingClientRect().width / parseFloat(getComputedStyle(t).fontSize)])""")
+        context.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    # a letter of the math font is at least 0.35 em wide: a cell cut to its first letter is not
+    assert widths and all(em >= 0.35 * len(text.strip()) for text, em in widths), widths
