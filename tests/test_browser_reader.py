@@ -3,6 +3,8 @@ contents, figure facts, print, tab titles. Positions are measured; screenshots f
 artifacts/screenshots/reader/ (git-ignored)."""
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from conftest import ROOT
@@ -199,9 +201,9 @@ def test_reader_screenshots(browser, base_url):
                 context.close()
 
 
-def test_a_figure_title_that_says_more_than_its_alt_is_shown(browser, tmp_path):
-    """The general rule behind item 5: an SVG's <title> with facts its alt text lacks is shown under
-    the figure; one that only repeats the alt text is not."""
+@contextlib.contextmanager
+def _served_build(tmp_path, files: dict[str, str]):
+    """A site built from `files` (one language), served over HTTP while the block runs: its URL."""
     import functools
     import http.server
     import threading
@@ -210,19 +212,30 @@ def test_a_figure_title_that_says_more_than_its_alt_is_shown(browser, tmp_path):
 
     from labml_site.builder.site import BuildConfig, build
 
-    src = write_tree(tmp_path / "src", {
-        "page.py": '"""\n# Figures\n\n![Head 1](facts.svg)\n\n![Head 2](plain.svg)\n"""\nx = 1\n',
-    })
-    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><title>{}</title><rect width="200" height="100" fill="#ccc"/></svg>'
-    (src / "facts.svg").write_text(svg.format("Head 1: entropy 2.31 bits, mean distance 3.10"), encoding="utf-8")
-    (src / "plain.svg").write_text(svg.format("Head 2"), encoding="utf-8")
+    src = write_tree(tmp_path / "src", files)
     (tmp_path / "tr").mkdir()
     out = build(BuildConfig(src, tmp_path / "tr", tmp_path / "site", langs=("en",), jobs=1)).out
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
+        yield f"http://127.0.0.1:{server.server_port}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_figure_title_that_says_more_than_its_alt_is_shown(browser, tmp_path):
+    """The general rule behind item 5: an SVG's <title> with facts its alt text lacks is shown under
+    the figure; one that only repeats the alt text is not."""
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><title>{}</title><rect width="200" height="100" fill="#ccc"/></svg>'
+    files = {
+        "page.py": '"""\n# Figures\n\n![Head 1](facts.svg)\n\n![Head 2](plain.svg)\n"""\nx = 1\n',
+        "facts.svg": svg.format("Head 1: entropy 2.31 bits, mean distance 3.10"),
+        "plain.svg": svg.format("Head 2"),
+    }
+    with _served_build(tmp_path, files) as url:
         context, page, rec = new_page(browser, WIDE)
-        page.goto(f"http://127.0.0.1:{server.server_port}/page.html")
+        page.goto(url + "page.html")
         page.wait_for_load_state("load")
         page.wait_for_timeout(500)
         facts = page.evaluate("""() => [...document.querySelectorAll('.docs img')].map(img => {
@@ -230,9 +243,6 @@ def test_a_figure_title_that_says_more_than_its_alt_is_shown(browser, tmp_path):
           return [img.alt, cap ? cap.textContent : null, cap ? cap.getBoundingClientRect().top >= img.getBoundingClientRect().bottom - 1 : null];
         })""")
         context.close()
-    finally:
-        server.shutdown()
-        server.server_close()
     assert facts[0][0] == "Head 1" and "entropy 2.31" in (facts[0][1] or "") and facts[0][2], facts
     assert facts[1] == ["Head 2", None, None], facts
 
@@ -240,32 +250,16 @@ def test_a_figure_title_that_says_more_than_its_alt_is_shown(browser, tmp_path):
 def test_the_words_of_a_formula_never_break_inside_a_squeezed_table(browser, tmp_path):
     """Prose may break long URLs anywhere; a formula's words may not: an array wider than the
     column showed its \\text{Type} cell as "T" (overflow-wrap: anywhere reached the <mtext>)."""
-    import functools
-    import http.server
-    import threading
-
-    from conftest import write_tree
-
-    from labml_site.builder.site import BuildConfig, build
-
     row = r" & \text{Enc-}\alpha & \text{Enc-}\beta & \text{Dec-}\alpha & \text{Dec-}\beta"
     tex = ("\\begin{array}{c|cc|cc}\n\\text{Type}" + row + " \\\\\\\\\n\\hline\n\\text{Encoder only} & (2N)^{\\frac{1}{4}} & "
            "(8N)^{-\\frac{1}{4}} & 0.81 (N^4M)^{\\frac{1}{16}} & 0.87 (N^4 M)^{-\\frac{1}{16}} \\\\\\\\\n\\end{array}")
-    src = write_tree(tmp_path / "src", {"page.py": f'"""\n# Table\n\n$$\n{tex}\n$$\n"""\nx = 1\n'})
-    (tmp_path / "tr").mkdir()
-    out = build(BuildConfig(src, tmp_path / "tr", tmp_path / "site", langs=("en",), jobs=1)).out
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with _served_build(tmp_path, {"page.py": f'"""\n# Table\n\n$$\n{tex}\n$$\n"""\nx = 1\n'}) as url:
         context, page, rec = new_page(browser, PHONE)
-        page.goto(f"http://127.0.0.1:{server.server_port}/page.html")
+        page.goto(url + "page.html")
         page.wait_for_load_state("load")
         page.wait_for_timeout(300)
         widths = page.evaluate("""() => [...document.querySelectorAll('.docs mtext')].map(t =>
           [t.textContent, t.getBoundingClientRect().width / parseFloat(getComputedStyle(t).fontSize)])""")
         context.close()
-    finally:
-        server.shutdown()
-        server.server_close()
     # a letter of the math font is at least 0.35 em wide: a cell cut to its first letter is not
     assert widths and all(em >= 0.35 * len(text.strip()) for text, em in widths), widths
