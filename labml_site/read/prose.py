@@ -52,7 +52,7 @@ class ProseBlock:
 # Source positions
 
 
-class _Lines:
+class ProseLines:
     """Maps an offset in the prose to its source line (via Section.prose_lines)."""
 
     def __init__(self, prose: str, prose_lines: Sequence[int]):
@@ -118,7 +118,7 @@ def _triggers() -> re.Pattern[str]:
 class _Inline:
     """Converts inline Markdown, collecting placeholders (numbered from `first`)."""
 
-    def __init__(self, lines: _Lines):
+    def __init__(self, lines: ProseLines):
         self.lines = lines
         self.placeholders: list[Placeholder] = []
 
@@ -305,7 +305,7 @@ class _Environments:
         return items[k][1] if k >= 0 else -1
 
 
-def _special_blocks(prose: str, lines: _Lines) -> list[tuple[int, int, Placeholder]]:
+def _special_blocks(prose: str, lines: ProseLines) -> list[tuple[int, int, Placeholder]]:
     """Fenced code blocks and LaTeX environments: (start, end, placeholder) over the prose.
     `start` is a line start; `end` is past the closing line's text (before its newline).
 
@@ -365,7 +365,7 @@ class _Text:
     """The prose with each fenced code block / environment replaced by a one-line sentinel, so
     that splitting on blank lines never cuts through one; offsets map back to the prose."""
 
-    def __init__(self, prose: str, lines: _Lines):
+    def __init__(self, prose: str, lines: ProseLines):
         self.lines = lines
         self.specials: list[Placeholder] = []
         pieces: list[str] = []
@@ -494,7 +494,7 @@ class _BlockParser:
 
 
 
-def _elements(prose: str, lines: _Lines) -> list[_Element]:
+def _elements(prose: str, lines: ProseLines) -> list[_Element]:
     """Top-level elements of the prose in source order."""
     doc = _Text(prose, lines)
     return _Level(doc.text, 0, doc, 0).parse()
@@ -619,7 +619,7 @@ def section_blocks(section: Section) -> list[ProseBlock]:
     prose = section.prose
     if not prose:
         return []
-    lines = _Lines(prose, section.prose_lines)
+    lines = ProseLines(prose, section.prose_lines)
     parts: list[tuple[str, list[Placeholder], int]] = []  # (html, placeholders, line) per element
     for e in _elements(prose, lines):
         inline = _Inline(lines)
@@ -653,7 +653,7 @@ def _renumber(html_: str, offset: int) -> str:
 
 def _plain(markdown_text: str) -> str:
     """Plain text of one line of inline Markdown (for titles)."""
-    inline = _Inline(_Lines("", ()))
+    inline = _Inline(ProseLines("", ()))
     converted = inline.convert(markdown_text, 0)
     converted = PLACEHOLDER_RE.sub(lambda m: inline.placeholders[int(m.group(1))].text
                                    if inline.placeholders[int(m.group(1))].kind == "code"

@@ -6,7 +6,6 @@ per-language stage then only looks keys up and fills placeholders.
 """
 from __future__ import annotations
 
-import bisect
 import html
 import posixpath
 import re
@@ -19,7 +18,7 @@ from ..typeset import highlight
 from ..findings import Finding
 from .math import MathError, tex_to_mathml, typeset_page
 from ..read.markup import placeholder
-from ..read.prose import Placeholder, ProseBlock, fill, page_title, section_blocks
+from ..read.prose import Placeholder, ProseBlock, ProseLines, fill, page_title, section_blocks
 from ..read.sections import ParsedSource, Section, SourceError, parse_source, python_syntax_error
 from ..read.urls import SCHEME_RE, browser_reads, script_scheme, url_problem
 
@@ -357,20 +356,16 @@ def check_refused_links(rel: str, section: Section, blocks: "list[ProseBlock]") 
     say so at the line, so the author can fix or remove them."""
     if "](" not in section.prose:
         return
-    starts = [0]
-    for line in section.prose.split("\n"):
-        starts.append(starts[-1] + len(line) + 1)
+    lines = ProseLines(section.prose, section.prose_lines)
     for m in _MARKDOWN_TARGET_RE.finditer(section.prose):
         scheme = script_scheme(html.unescape(m.group(1)))
         if scheme is None:
             continue
-        index = bisect.bisect_right(starts, m.start()) - 1
-        line = section.prose_lines[min(index, len(section.prose_lines) - 1)] if section.prose_lines else section.span[0]
         yield Finding(
             "error", "refused-link",
             f"a link to a {scheme}: URL runs script when followed, so it is shown as its text only; "
             "link to a page or an http(s) URL instead",
-            path=rel, line=line,
+            path=rel, line=lines.line(m.start()) or section.span[0],
         )
 
 
@@ -380,17 +375,12 @@ def check_author_html(rel: str, section: Section, blocks: "list[ProseBlock]") ->
         found = script_capable_markup(block.key)
         if not found:
             continue
-        starts = [0]
-        for line in section.prose.split("\n"):
-            starts.append(starts[-1] + len(line) + 1)
+        lines = ProseLines(section.prose, section.prose_lines)
         for why, source in found:
             # The line of the tag as written in the prose (author HTML is kept as written);
             # else (a Markdown link) the block's first line.
-            line = block.line
             at = next((a for a in (section.prose.find(c) for c in source.split("\0") if c) if a >= 0), -1)
-            if at >= 0 and section.prose_lines:
-                index = bisect.bisect_right(starts, at) - 1
-                line = section.prose_lines[min(index, len(section.prose_lines) - 1)]
+            line = (lines.line(at) if at >= 0 else 0) or block.line
             yield Finding(
                 "warning", "script-in-source",
                 f"the prose holds {why}: it is published as written (author HTML is the "
