@@ -28,6 +28,15 @@ CHROMIUM_ARGS = [
 ]
 
 
+def git(root: Path, *args: str) -> None:
+    """Run git in `root` as a throwaway author (no user config, no network), failing loudly."""
+    import subprocess
+
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, timeout=60,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(root), "PATH": "/usr/bin:/bin"})
+
+
 # A small page in the source format, shared by the build, cache and search tests.
 TOY_PAGE = '''"""
 ---

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from workbench_fixture import HEADING, HEADING_ZH, SCALE, make_project
+from conftest import git
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -101,10 +102,6 @@ def test_the_publish_workflow_builds_with_the_site_url_and_deploys_to_pages():
 BAD = "<p> 缩放 by 什么 </p>\n"  # both placeholders missing: an error
 
 
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, timeout=60,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(root), "PATH": "/usr/bin:/bin"})
 
 
 @pytest.fixture()
@@ -116,18 +113,18 @@ def branch(tmp_path):
     make_project(tmp_path)
     (tmp_path / "src").rename(tmp_path / "source")
     (tmp_path / "tr").rename(tmp_path / "translations")
-    _git(tmp_path, "init", "-q", "-b", "main")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-q", "-m", "base")
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
     # as actions/checkout (fetch-depth: 0) leaves a pull request's clone: the base as origin/main
-    _git(tmp_path, "update-ref", "refs/remotes/origin/main", "main")
-    _git(tmp_path, "checkout", "-q", "-b", "translate")
+    git(tmp_path, "update-ref", "refs/remotes/origin/main", "main")
+    git(tmp_path, "checkout", "-q", "-b", "translate")
     path = tmp_path / "translations/tut/page.zh.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     data[HEADING] = HEADING_ZH  # good
     data[SCALE] = BAD  # bad
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-    _git(tmp_path, "commit", "-q", "-am", "zh: two blocks")
+    git(tmp_path, "commit", "-q", "-am", "zh: two blocks")
     lines = path.read_text(encoding="utf-8").splitlines()
     bad_line = next(n for n, line in enumerate(lines, 1) if line.lstrip().startswith(json.dumps(SCALE)[:30]))
     return tmp_path, bad_line

@@ -4,28 +4,24 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 
 import pytest
 
 from labml_site.cli.main import main
 from workbench_fixture import HEADING, HEADING_ZH, QUERY, SCALE, make_project
+from conftest import git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 
-def _git(root, *args):
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(root), "PATH": "/usr/bin:/bin"})
 
 
 @pytest.fixture()
 def repo(tmp_path, monkeypatch):
     make_project(tmp_path, {QUERY: "<p>查询和键给出一个分数 </p>\n"})
-    _git(tmp_path, "init", "-q", "-b", "main")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-q", "-m", "base")
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
     path = tmp_path / "tr/tut/page.zh.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     data[HEADING] = HEADING_ZH  # added
@@ -90,8 +86,8 @@ def test_github_annotations(repo, capsys):
 
 
 def test_nothing_changed_and_a_bad_ref(repo, capsys):
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "next")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "next")
     out = repo / "report.html"
     assert _review(repo, "--out", str(out)) == 0
     assert "No translation file changed" in out.read_text(encoding="utf-8")

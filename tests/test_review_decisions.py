@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +15,7 @@ from labml_site.cli.main import main
 from labml_site.translate.review import apply_decisions, char_diff, decision_id, diff_html
 from labml_site.translate.review_state import load, value_digest
 from workbench_fixture import HEADING, HEADING_ZH, QUERY, SCALE, make_project
+from conftest import git
 
 BAD = "<p> 缩放 </p>\n"
 NEW_QUERY = "<p>查询和键给出一个得分 </p>\n"
@@ -56,10 +56,6 @@ def test_a_long_value_is_diffed_by_words_then_lines():
 # Decisions
 
 
-def _git(root, *args):
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(root), "PATH": "/usr/bin:/bin"})
 
 
 @pytest.fixture()
@@ -67,9 +63,9 @@ def repo(tmp_path, monkeypatch):
     if shutil.which("git") is None:
         pytest.skip("needs git")
     make_project(tmp_path, {QUERY: "<p>查询和键给出一个分数 </p>\n"})
-    _git(tmp_path, "init", "-q", "-b", "main")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-q", "-m", "base")
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
     path = tmp_path / "tr/tut/page.zh.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     data[HEADING] = HEADING_ZH

@@ -12,12 +12,11 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import TOY_PAGE, write_tree
+from conftest import TOY_PAGE, git, write_tree
 from labml_site.builder import cache as build_cache
 from labml_site.builder.outputs import MARKER, MARKER_TEXT
 from labml_site.builder.site import BuildConfig, build
@@ -26,10 +25,6 @@ from labml_site.errors import UserError
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 
-def _git(root, *args):
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(root), "PATH": "/usr/bin:/bin"})
 
 
 def _project(tmp_path: Path) -> Path:
@@ -48,9 +43,9 @@ def test_a_planted_marker_in_a_tracked_folder_does_not_make_it_an_out(tmp_path, 
     root = _project(tmp_path)
     write_tree(root, {"docs/README.md": "keep me\n", "docs/deep/er/notes.md": "and me\n"})
     (root / where / MARKER).write_bytes(MARKER_TEXT)
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "a pull request")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a pull request")
     before = sorted(p.relative_to(root).as_posix() for p in (root / "docs").rglob("*"))
     with pytest.raises(UserError) as caught:
         build(_config(root, root / where))
@@ -62,9 +57,9 @@ def test_a_planted_marker_in_a_tracked_folder_does_not_make_it_an_out(tmp_path, 
 def _repository_with_an_ignored_site(tmp_path: Path) -> Path:
     root = _project(tmp_path)
     (root / ".gitignore").write_text("site/\n")
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "x")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "x")
     return root
 
 
@@ -74,8 +69,8 @@ def test_a_tracked_file_added_to_a_built_site_stops_the_next_build(tmp_path):
     first = build(_config(root, root / "site"))
     assert (first.out / "page.html").is_file()
     (root / "site/CNAME").write_text("example.org\n")
-    _git(root, "add", "-f", "site/CNAME")  # a pull request force-adds a file under the ignored site
-    _git(root, "commit", "-q", "-m", "y")
+    git(root, "add", "-f", "site/CNAME")  # a pull request force-adds a file under the ignored site
+    git(root, "commit", "-q", "-m", "y")
     (root / "src/page.py").write_text(TOY_PAGE.replace("Scaled scores", "Changed"), encoding="utf-8")
     with pytest.raises(UserError):
         build(_config(root, root / "site"))
@@ -98,9 +93,9 @@ def test_a_tracked_folder_that_looks_like_a_leftover_is_never_deleted(tmp_path):
     leftover = root / ".site-new-planted"
     write_tree(leftover, {"important.txt": "tracked\n"})
     (leftover / MARKER).write_bytes(MARKER_TEXT)
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "x")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "x")
     build(_config(root, root / "site"))
     assert (leftover / "important.txt").read_text() == "tracked\n"
 

@@ -8,31 +8,27 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 
 import pytest
 
 from labml_site.cli.main import main
 from workbench_fixture import HEADING, HEADING_ZH, QUERY, make_project
+from conftest import git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 SECRET = "TOP-SECRET-review-7d2e"
 
 
-def _git(root, *args):
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(root), "PATH": "/usr/bin:/bin"})
 
 
 def _repo(tmp_path, monkeypatch, before=None):
     make_project(tmp_path, {QUERY: "<p>查询和键给出一个分数 </p>\n"})
     if before:
         before(tmp_path)
-    _git(tmp_path, "init", "-q", "-b", "main")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-q", "-m", "base")
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

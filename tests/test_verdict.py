@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 
 from bs4 import BeautifulSoup
 
-from conftest import write_tree
+from conftest import git, write_tree
 from labml_site.builder.config import BuildConfig
 from labml_site.builder.site import build
 from labml_site.cli.translation import _keys_by_page
@@ -110,10 +109,6 @@ def _write(root: Path, values: dict[str, str], fuzzy: str) -> Path:
     return path
 
 
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(root), "PATH": "/usr/bin:/bin"})
 
 
 def _codes(findings) -> list[str]:
@@ -127,9 +122,9 @@ def project(tmp_path_factory):
     fuzzy = _key(keys, "query meets")
     # the base of `review`: every entry empty, so every value of the fixture is a change
     path = _write(root, {k: "" for k in values}, fuzzy)
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "base")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
     _write(root, values, fuzzy)
     catalog = Catalog.load(path, "zh", root / "tr")
     entries = set(keys)
