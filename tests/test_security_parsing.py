@@ -282,5 +282,5 @@ def _old_special_blocks(text: str, lines) -> list:
 @given(st.lists(st.sampled_from(["```", "````", "~~~", "```py", " ", "\t", "\n", "a", "`", "\\begin{a}", "\\end{a}", "\\begin{b}", "\\end{b}", "\\begin{a*}", "x\\begin{a}"]), max_size=16))
 def test_fences_and_environments_match_the_old_search(parts):
     text = "".join(parts)
-    lines = prose._Lines(text, tuple(range(1, text.count("\n") + 2)))
+    lines = prose.ProseLines(text, tuple(range(1, text.count("\n") + 2)))
     assert prose._special_blocks(text, lines) == _old_special_blocks(text, lines)
