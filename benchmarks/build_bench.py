@@ -301,7 +301,8 @@ DRIVER = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, sys.argv[1])
-from labml_site.builder.site import BuildConfig, build
+from labml_site.builder import build  # (the entry point a user's `build.py` runs)
+from labml_site.builder.config import BuildConfig
 from pathlib import Path
 t1 = time.perf_counter()
 src, tr, out, langs, jobs = sys.argv[2:7]

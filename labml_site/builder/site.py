@@ -1,4 +1,6 @@
-"""The build, top to bottom (`build` at the end of this module):
+"""The build, top to bottom (`build_with` at the end of this module; `build`, the entry point in
+builder/__init__.py, first asks `uptodate.py` whether the site is already what it would write,
+from the inputs' metadata alone, before this module is even imported):
 
 1. discover the source tree (`read.structure`);
 2. prepare every file: its analysis and its text in every language (`prepare.py`, running the
@@ -51,6 +53,9 @@ from .entries import asset_reader, svg_entries
 from .heads import PageHead, TextHead
 from .memo import Input, Memo
 from .outputs import MARKER, MARKER_TEXT, claim, new_site_folder, swap_in, update_in_place, write_outputs
+from . import build  # (the entry point: up to date by metadata first, else build_with)
+from .result import BuildResult, Loaded
+from .uptodate import Snapshot, take_snapshot
 from .prepare import (
     Prepared,
     analyse_pages,
@@ -66,56 +71,6 @@ from .prepare import (
 )
 from .produce import Production
 from .validate import check_out
-
-@dataclass
-class BuildResult:
-    out: Path
-    report: Report
-    pages: Mapping[str, PageData]  # rel → page, code linked (loaded when read)
-    localized: dict[str, Mapping[str, LocalPage]]  # lang → rel → page (loaded when read)
-    files_written: int = 0
-    seconds: float = 0.0
-    stats: BuildStats = field(default_factory=BuildStats)  # what was computed vs reused
-    kept: tuple[str, ...] = ()  # sources that failed to parse, whose last good page the site keeps
-    skipped: tuple[str, ...] = ()  # sources that failed to parse and have no page (none ever parsed)
-    # lang → rel → verdict state → entries: each page's total as the status page counts it (the
-    # editor shows the same); empty when the site was unchanged and nothing was rendered.
-    counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
-
-    @property
-    def built(self) -> int:
-        """The pages made from the sources as they are now."""
-        return len(self.pages) - len(self.kept) - len(self.skipped)
-
-    @property
-    def ok(self) -> bool:
-        return not self.report.has_errors
-
-
-class _Loaded(Mapping):
-    """rel → a page, loaded from the cache when it is read: a build that reuses most of the
-    site never loads most of its pages, and callers that want one page get just that one."""
-
-    def __init__(self, rels: Iterable[str], load: Callable[[str], object]) -> None:
-        self._rels = list(rels)
-        self._known = set(self._rels)
-        self._load = load
-
-    def __getitem__(self, rel: str):
-        if rel not in self._known:
-            raise KeyError(rel)
-        return self._load(rel)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rels)
-
-    def __len__(self) -> int:
-        return len(self._rels)
-
-
-# ---------------------------------------------------------------------------------------------
-# The site as every output sees it
-
 
 # ---------------------------------------------------------------------------------------------
 # The site as every output sees it (render/outputs/base.py `Site`)
@@ -460,11 +415,11 @@ def _refused_asset(site: _Site, asset: str) -> bool:
 
 
 def _result(site: _Site, report: Report, written: int, started: float) -> BuildResult:
-    localized = {lang: _Loaded(site.heads, lambda rel, lang=lang: site.local(rel, lang)) for lang in site.config.langs}
+    localized = {lang: Loaded(site.heads, lambda rel, lang=lang: site.local(rel, lang)) for lang in site.config.langs}
     production = site.production
     kept = tuple(sorted(site.prepared.kept))
     skipped = tuple(sorted(rel for rel, head in site.heads.items() if failed_to_parse(head)))
-    return BuildResult(production.out, report, _Loaded(site.heads, site.page), localized, written,
+    return BuildResult(production.out, report, Loaded(site.heads, site.page), localized, written,
                        time.perf_counter() - started, production.stats, kept, skipped, site.counts)
 
 
@@ -484,8 +439,12 @@ def _fewer_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-def build(config: BuildConfig) -> BuildResult:
+def build_with(config: BuildConfig, snapshot: Snapshot | None) -> BuildResult:
+    """Build the site, reading every input; `snapshot` is the metadata of the inputs taken as the
+    build started (`build`, builder/__init__.py, takes it to see whether the site is already up to
+    date), recorded with the build for the next one."""
     started = time.perf_counter()
+    snapshot = snapshot or take_snapshot(config)
     glossary.forget_paths()  # (a glossary added since the last build of this process is found)
     check_out(config)  # never an output folder that holds the inputs or lies among them,
     out = claim(Path(config.out))  # nor one this builder did not write
@@ -493,13 +452,13 @@ def build(config: BuildConfig) -> BuildResult:
         production = Production.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
         with _fewer_collections():
             try:
-                return _build(config, production, started)
+                return _build(config, production, snapshot, started)
             except BaseException:
                 production.memo.save_heads(prune=False)  # what was computed before the failure stays findable
                 raise
 
 
-def _build(config: BuildConfig, production: Production, started: float) -> BuildResult:
+def _build(config: BuildConfig, production: Production, snapshot: Snapshot, started: float) -> BuildResult:
     memo = production.memo
     report = Report()
     if memo.cache.refused:
@@ -532,7 +491,7 @@ def _build(config: BuildConfig, production: Production, started: float) -> Build
     site.languages = languages or _languages(memo, config.langs)
     report.extend(_plan_redirects(site))
     inputs = _inputs_digest(site)
-    last = production.unchanged_since_last_build(inputs)
+    last = production.unchanged_since_last_build(inputs, snapshot)
     if last is not None:  # the site on disk is exactly what this build would write
         memo.stats.site_unchanged = True
         memo.save_heads()
@@ -556,8 +515,9 @@ def _build(config: BuildConfig, production: Production, started: float) -> Build
     written = _write(site)
     record_links(prepared, memo)
     production.finish()
-    production.record_build(inputs, report.findings)
-    return _result(site, report, written, started)
+    result = _result(site, report, written, started)
+    production.record_build(inputs, report.findings, snapshot, result)
+    return result
 
 
 def _write(site: _Site) -> int:
@@ -620,5 +580,5 @@ def _inputs_digest(site: _Site) -> str:
     return memo.build_digest(*parts)
 
 
-__all__ = ["BuildConfig", "BuildResult", "build", "analyse_pages", "swap_in", "__version__"]
+__all__ = ["BuildConfig", "BuildResult", "build", "build_with", "analyse_pages", "swap_in", "__version__"]
 
