@@ -30,6 +30,9 @@ class BuildResult:
     # lang → rel → verdict state → entries: each page's total as the status page counts it (the
     # editor shows the same); empty when the site was unchanged and nothing was rendered.
     counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    # asset → an SVG figure's labels as this build knows them (by the file's bytes); None when the
+    # site was found up to date by metadata (then they are read: `entries.labels_reader`)
+    figure_labels: Callable[[str], list[str]] | None = None
 
     @property
     def built(self) -> int:

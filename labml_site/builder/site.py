@@ -33,6 +33,7 @@ from .. import __version__
 from ..findings import Finding, Report
 from ..read.structure import Folder, SiteFiles, SourceFile, discover, lang_prefix, reading_order
 from ..render import notebooks, svg_safety
+from ..render.figures import svg_labels
 from ..render.i18n import language_name, text_direction
 from ..render.localize import LocalPage
 from ..read.redirects import REDIRECTS_FILE, case_sensitive, load_redirects
@@ -49,7 +50,7 @@ from ..typeset.page import PageData
 from .cache import BuildStats
 from .config import BuildConfig
 from .ui_catalogs import load_ui
-from .entries import asset_reader, svg_entries
+from .entries import asset_bytes, svg_entries
 from .heads import PageHead, TextHead
 from .memo import Input, Memo
 from .outputs import MARKER, MARKER_TEXT, claim, new_site_folder, swap_in, update_in_place, write_outputs
@@ -245,13 +246,20 @@ class _Site:
     def publishable_figure(self, asset: str) -> bool:
         return asset in self.files.assets and not _refused_asset(self, asset)
 
+    def figure_labels(self, asset: str) -> list[str]:
+        """An SVG figure's translatable labels, known by the file's bytes (kept with the heads)."""
+        found = self.files.assets.get(asset)
+        if found is None:
+            return []
+        return self.memo.call(_svg_labels, self.memo.source(found.path, lambda: asset_bytes(found.path)), keep="heads", valid=list)
+
     def figure_counts(self, file: SourceFile, lang: str) -> dict[str, int]:
         """The page's SVG figures' labels by the state of their verdict (their findings go to the
         report; the other entries are judged by `localize`, which reads no files): only a page
         with an SVG figure loads anything."""
         if not any(asset.lower().endswith(".svg") for asset in self.heads[file.rel].assets):
             return {}
-        labels = svg_entries(self.analysis(file.rel), asset_reader(self.files))
+        labels = svg_entries(self.analysis(file.rel), self.figure_labels)
         if lang == self.config.base_lang:
             return {"translated": len(labels)}
         path = translation_path(self.config.translations, file, lang)
@@ -410,6 +418,14 @@ def _asset_findings(site: _Site, asset: str) -> list[Finding]:
     return site.memo.call(_check_svg, asset, site.memo.source(path, path.read_bytes), keep="heads", valid=list)
 
 
+def _svg_labels(svg: bytes | None) -> list[str]:
+    """The stage: a figure's labels (none when it is not UTF-8 or not there)."""
+    try:
+        return svg_labels(svg.decode("utf-8")) if svg else []
+    except UnicodeDecodeError:
+        return []
+
+
 def _refused_asset(site: _Site, asset: str) -> bool:
     return any(f.severity == "error" for f in _asset_findings(site, asset))
 
@@ -420,7 +436,7 @@ def _result(site: _Site, report: Report, written: int, started: float) -> BuildR
     kept = tuple(sorted(site.prepared.kept))
     skipped = tuple(sorted(rel for rel, head in site.heads.items() if failed_to_parse(head)))
     return BuildResult(production.out, report, Loaded(site.heads, site.page), localized, written,
-                       time.perf_counter() - started, production.stats, kept, skipped, site.counts)
+                       time.perf_counter() - started, production.stats, kept, skipped, site.counts, site.figure_labels)
 
 
 @contextlib.contextmanager
@@ -448,7 +464,7 @@ def build_with(config: BuildConfig, snapshot: Snapshot | None) -> BuildResult:
     glossary.forget_paths()  # (a glossary added since the last build of this process is found)
     check_out(config)  # never an output folder that holds the inputs or lies among them,
     out = claim(Path(config.out))  # nor one this builder did not write
-    with cache_size.in_use(out, enabled=config.cache), verdict.remembering():  # (held against eviction; each value judged once)
+    with cache_size.in_use(out, enabled=config.cache), verdict.remembering(long_lived=config.live_reload):  # (held against eviction; each value judged once)
         production = Production.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
         with _fewer_collections():
             try:

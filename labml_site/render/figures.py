@@ -163,12 +163,11 @@ def image_alts(htmls: Iterable[str]) -> list[str]:
     return [html.unescape(alt) for h in htmls for alt in _ALT.findall(h) if has_letter(html.unescape(alt))]
 
 
-def figure_keys(placeholders: Iterable[str], assets: Iterable[str], read: Callable[[str], str | None]) -> list[str]:
-    """A page's extra translation keys: its images' alt texts, then its SVG figures' labels."""
+def figure_keys(placeholders: Iterable[str], assets: Iterable[str], labels: Callable[[str], list[str]]) -> list[str]:
+    """A page's extra translation keys: its images' alt texts, then its SVG figures' labels
+    (`labels(asset)`: `svg_labels` of the figure's text, read by the caller)."""
     keys = image_alts(placeholders)
     for asset in assets:
         if asset.lower().endswith(".svg"):
-            text = read(asset)
-            if text:
-                keys.extend(svg_labels(text))
+            keys.extend(labels(asset))
     return list(dict.fromkeys(keys))
