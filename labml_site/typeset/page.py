@@ -237,10 +237,21 @@ def is_outside(url: str) -> bool:
     return bool(urlparse(url.strip()).scheme) or seen[:2] in {"//", "\\\\", "/\\", "\\/"} or bool(_SCHEME_RE.match(seen))
 
 
+def is_local_image(src: str) -> bool:
+    """Whether an image's `src` names a file of the source tree (else it is shown as a link)."""
+    src = src.strip()
+    return not (urlparse(src).scheme or src.startswith("//") or is_outside(src))
+
+
+def image_target(page_rel: str, src: str) -> str:
+    """The source-relative path of the file a page's image `src` (a local one) names: what the
+    page's `assets` list, and what its notebook embeds (render/notebooks.py)."""
+    return posixpath.normpath(posixpath.join(posixpath.dirname(page_rel), urlparse(src.strip()).path))
+
+
 def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list[str], in_link: bool = False) -> str:
     src, alt = ph.text.strip(), ph.alt
-    parsed = urlparse(src)
-    if parsed.scheme or src.startswith("//") or is_outside(src):
+    if not is_local_image(src):
         # The site makes no outside requests: an outside image becomes a plain link.
         findings.append(
             Finding(
@@ -261,8 +272,7 @@ def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list
             return f'<span class="outside-image">{html.escape(alt or src)}</span>'
         # alone: a link to the image, marked as standing in for it (as the badge's text is)
         return f'<a class="outside-image" href="{html.escape(src)}">{html.escape(alt or src)}</a>'
-    target = posixpath.normpath(posixpath.join(posixpath.dirname(page_rel), parsed.path))
-    assets.append(target)
+    assets.append(image_target(page_rel, src))
     return f'<img src="{html.escape(src)}" alt="{html.escape(alt)}" loading="lazy">'
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ...read.structure import ORIGINALS_FOLDER, Folder, SourceFile
-from .. import search_index
+from .. import notebooks, search_index
 from ..localize import section_html
 from .base import Output, Site
 from .programs import prose_markdown
@@ -99,7 +99,7 @@ class MarkdownScript(Output):
 
     lang: str
     base_lang: str
-    pages: tuple[tuple[str, str, str], ...]  # (rel, URL, digest of its text)
+    pages: tuple[tuple[str, str, str, str], ...]  # (rel, URL, digest of its text, of its figures)
 
     @classmethod
     def describe(cls, site: Site, lang: str) -> Iterator[tuple[str, Output, str]]:
@@ -107,9 +107,24 @@ class MarkdownScript(Output):
             return
         prefix = site.language(lang).prefix
         for folder in _folders(site, lambda head: head.is_python and head.notebook and head.has_sections):
-            pages = tuple((p.rel, p.url, site.text_digest(p.rel, lang)) for p in with_notebooks(site, folder))
+            pages = tuple((p.rel, p.url, site.text_digest(p.rel, lang), site.notebook_figures(p.rel, lang)) for p in with_notebooks(site, folder))
             yield prefix + markdown_path(folder.rel), cls(lang, site.config.base_lang, pages), folder.rel
 
     def render(self, site: Site) -> str:
-        found = {url: prose_markdown(site.unlinked_local(rel, self.lang), self.lang == self.base_lang) for rel, url, _ in self.pages}
-        return "window.labmlMarkdown = " + json.dumps(found, ensure_ascii=False, separators=(",", ":")) + ";\n"
+        """`labmlMarkdown`: URL → each section's Markdown, its figures as `attachment:name`;
+        `labmlAttachments`: URL → name → the attachment (nbformat's form), which site.js puts in
+        the cells that name it."""
+        found, attached = {}, {}
+        for rel, url, _, figures in self.pages:
+            prose = prose_markdown(site.unlinked_local(rel, self.lang), self.lang == self.base_lang)
+            if figures:
+                embedded = site.notebook_attachments(rel, self.lang).by_asset()
+                used: dict[str, dict[str, str]] = {}
+                for i, text in enumerate(prose):
+                    prose[i], cell = notebooks.embed_figures(text, rel, embedded)
+                    used.update(cell)
+                if used:
+                    attached[url] = used
+            found[url] = prose
+        script = "window.labmlMarkdown = " + json.dumps(found, ensure_ascii=False, separators=(",", ":")) + ";\n"
+        return script + "window.labmlAttachments = " + json.dumps(attached, separators=(",", ":")) + ";\n"
