@@ -150,21 +150,6 @@ class Figures:
         return dict(self.attachments)
 
 
-def _image_lines(page: PageData) -> dict[str, int]:
-    """The source line of the first prose block showing each asset (for findings)."""
-    lines: dict[str, int] = {}
-    for section in page.sections:
-        for block in section.blocks:
-            for rendered in block.placeholders:
-                m = _IMG_SRC_RE.search(rendered) if rendered.startswith("<img") else None
-                if m:
-                    lines.setdefault(image_target(page.rel, html.unescape(m.group(1))), block.line)
-    return lines
-
-
-_IMG_SRC_RE = re.compile(r'<img src="([^"]*)"')
-
-
 def embed_plan(page: PageData, contents: Mapping[str, bytes | None],
                translate: Callable[[str], str | None] | None = None) -> Figures:
     """The attachments of a page's notebook: each of its figures (`figure_assets`) with its bytes
@@ -173,11 +158,9 @@ def embed_plan(page: PageData, contents: Mapping[str, bytes | None],
     attachments: list[tuple[str, Attachment]] = []
     findings: list[Finding] = []
     taken: set[str] = set()
-    lines = _image_lines(page) if any(contents.get(a) is None for a in figure_assets(page)) else {}
+    lines = dict(page.asset_lines)
 
     def link(asset: str, why: str) -> None:
-        nonlocal lines
-        lines = lines or _image_lines(page)
         findings.append(Finding("warning", "notebook-figure", f"{asset} {why}, so the page's notebook links to it "
                                 "instead of embedding it (the link breaks once the notebook is downloaded)",
                                 path=page.rel, line=lines.get(asset)))

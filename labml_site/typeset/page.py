@@ -66,6 +66,7 @@ class PageData:
     is_python: bool = True
     redirect: str = ""  # front matter `redirect:`: a page with no prose of its own points there
     order: str = ""  # front matter `order:` (a number), for the folder's reading order
+    asset_lines: tuple[tuple[str, int], ...] = ()  # (asset, the source line that first shows it)
 
     @property
     def links(self) -> tuple[str, ...]:
@@ -421,6 +422,7 @@ def analyse(rel: str, url: str, text: str) -> PageData:
     lines = highlight.highlight_python_lines(text, parsed.tokens) if is_python else []
     ids = _Ids()
     assets: list[str] = []
+    asset_lines: dict[str, int] = {}  # where the prose first shows each (for the notebooks' findings)
     sections: list[SectionData] = []
     definitions: list[tuple[str, str]] = []
     all_blocks = [section_blocks(section) for section in parsed.sections]
@@ -444,6 +446,9 @@ def analyse(rel: str, url: str, text: str) -> PageData:
                 for i, ph in enumerate(block.placeholders)
             )
             rendered_blocks.append(BlockData(block.key, rendered, block.line))
+            for ph in block.placeholders:
+                if ph.kind == "image" and is_local_image(ph.text):
+                    asset_lines.setdefault(image_target(rel, ph.text), ph.line)
         section_id, names = ids.for_section(index, section, blocks)
         definitions.extend((name, section_id) for name in names)
         code_html = ""
@@ -473,6 +478,7 @@ def analyse(rel: str, url: str, text: str) -> PageData:
         is_python,
         redirect,
         parsed.meta.get("order", "").strip(),
+        tuple(asset_lines.items()),
     )
 
 
