@@ -144,10 +144,15 @@ def make_tree(tmp_path: Path) -> tuple[Path, Path]:
     return src, tr
 
 
-def markdown_script(path: Path) -> tuple[dict, dict]:
+def markdown_script(path: Path) -> dict:
+    return json.loads(re.fullmatch(r"window\.labmlMarkdown = (.*);\n", path.read_text(encoding="utf-8"), re.S).group(1))
+
+
+def figures_script(path: Path, url: str) -> dict:
     text = path.read_text(encoding="utf-8")
-    prose, attached = re.fullmatch(r"window\.labmlMarkdown = (.*);\nwindow\.labmlAttachments = (.*);\n", text, re.S).groups()
-    return json.loads(prose), json.loads(attached)
+    prefix = "window.labmlAttachments = window.labmlAttachments || {};\n" + f"window.labmlAttachments[{json.dumps(url)}] = "
+    assert text.startswith(prefix) and text.endswith(";\n")
+    return json.loads(text[len(prefix):-2])
 
 
 def inodes(root: Path) -> dict[str, int]:
@@ -166,12 +171,16 @@ def test_every_language_embeds_its_figures_and_an_edit_remakes_only_what_shows_i
     assert attachment(nb, "plot.svg")[1] == (out / "toy/figures/plot.svg").read_bytes()  # as the site publishes it
     assert attachment(nb, "photo.png")[1] == PNG and relative_figure_links(nb) == []
     # zh: the page's script makes the notebook from markdown.js, whose figures are the zh ones
-    prose, attached = markdown_script(out / "zh/_originals/toy/markdown.js")
-    zh_svg = base64.b64decode(attached["toy/plot.html"]["plot.svg"]["image/svg+xml"])
+    prose = markdown_script(out / "zh/_originals/toy/markdown.js")
+    attached = figures_script(out / "zh/_originals/toy/plot.figures.js", "toy/plot.html")
+    zh_svg = base64.b64decode(attached["plot.svg"]["image/svg+xml"])
     assert zh_svg == (out / "zh/toy/figures/plot.svg").read_bytes() and "查询".encode() in zh_svg
-    assert base64.b64decode(attached["toy/plot.html"]["photo.png"]["image/png"]) == PNG
+    assert base64.b64decode(attached["photo.png"]["image/png"]) == PNG
     text = "".join(prose["toy/plot.html"])
     assert "(attachment:plot.svg)" in text and "(attachment:photo.png)" in text and "(figures/" not in text
+    # the page says where its figures are; a page without figures has no such script
+    assert "plot.figures.js" in (out / "zh/toy/plot.html").read_text(encoding="utf-8")
+    assert not (out / "zh/_originals/toy/other.figures.js").exists()
 
     before = inodes(out)
     (src / "toy/figures/plot.svg").write_text(SVG.replace("#ffffff", "#fafafa"), encoding="utf-8")
@@ -180,11 +189,12 @@ def test_every_language_embeds_its_figures_and_an_edit_remakes_only_what_shows_i
     after = inodes(out)
     # (the marker and pygments.css are written by every build that writes anything)
     changed = {rel for rel in after if before.get(rel) != after[rel]} - {".labml-site", "static/pygments.css"}
-    assert changed == {"toy/plot.ipynb", "toy/figures/plot.svg", "zh/toy/figures/plot.svg", "zh/_originals/toy/markdown.js"}
+    # (the prose's markdown.js names the attachments, which are as they were)
+    assert changed == {"toy/plot.ipynb", "toy/figures/plot.svg", "zh/toy/figures/plot.svg", "zh/_originals/toy/plot.figures.js"}
     nb = json.loads((out / "toy/plot.ipynb").read_text(encoding="utf-8"))
     assert b"#fafafa" in attachment(nb, "plot.svg")[1]
-    _, attached = markdown_script(out / "zh/_originals/toy/markdown.js")
-    assert b"#fafafa" in base64.b64decode(attached["toy/plot.html"]["plot.svg"]["image/svg+xml"])
+    attached = figures_script(out / "zh/_originals/toy/plot.figures.js", "toy/plot.html")
+    assert b"#fafafa" in base64.b64decode(attached["plot.svg"]["image/svg+xml"])
 
 
 def test_a_missing_figure_in_a_build_is_a_link_and_a_finding(tmp_path):

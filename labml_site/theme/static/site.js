@@ -100,13 +100,18 @@
       if (!plan.prose) { return; }
       event.preventDefault();
       var ready = function () { download(plan, (window.labmlMarkdown || {})[plan.prose.page] || [], (window.labmlAttachments || {})[plan.prose.page] || {}); };
-      if (window.labmlMarkdown) { ready(); return; }
-      // a script, not a fetch, so that it loads from file:// too; if it cannot, the English file
-      var script = document.createElement("script");
-      script.src = plan.prose.src;
-      script.onload = ready;
-      script.onerror = function () { window.location.href = a.href; };
-      document.head.appendChild(script);
+      // scripts, not fetches, so that they load from file:// too; if one cannot, the English file
+      var load = function (src, loaded, then) {
+        if (!src || loaded) { then(); return; }
+        var script = document.createElement("script");
+        script.src = src;
+        script.onload = then;
+        script.onerror = function () { window.location.href = a.href; };
+        document.head.appendChild(script);
+      };
+      load(plan.prose.src, window.labmlMarkdown, function () {  // the prose, then the page's figures
+        load(plan.figures, (window.labmlAttachments || {})[plan.prose.page], ready);
+      });
     });
   });
 
