@@ -207,3 +207,26 @@ def test_a_missing_figure_in_a_build_is_a_link_and_a_finding(tmp_path):
     nb = json.loads((tmp_path / "site/toy/plot.ipynb").read_text(encoding="utf-8"))
     assert relative_figure_links(nb) == ["figures/photo.png"]
     assert attachment(nb, "plot.svg")[0] == "image/svg+xml"
+
+
+def test_figures_of_the_same_name_get_names_of_their_own_and_fenced_images_stay_code():
+    source = '''"""
+# Two
+
+![first](a/plot.svg) and ![second](b/plot.svg)
+
+```
+![not a figure](a/plot.svg)
+```
+"""
+
+x = 1
+'''
+    p = analyse("toy/two.py", "toy/two.html", source)
+    figures = embed_plan(p, {"toy/a/plot.svg": SVG.encode(), "toy/b/plot.svg": SVG.replace("queries", "keys").encode()})
+    nb = notebook(p, figures)
+    nbformat.validate(nbformat.from_dict(nb))
+    text = "".join("".join(c["source"]) for c in markdown_cells(nb))
+    assert "![first](attachment:plot.svg) and ![second](attachment:plot-2.svg)" in text
+    assert "![not a figure](a/plot.svg)" in text  # code, as written
+    assert b"keys" in attachment(nb, "plot-2.svg")[1] and b"queries" in attachment(nb, "plot.svg")[1]
