@@ -40,7 +40,7 @@ from ..read.redirects import REDIRECTS_FILE, case_sensitive, load_redirects
 from ..render.outputs import Language, Output, kinds
 from ..render.redirect import Redirect, plan_redirects
 from ..render.text import local_page
-from . import cache_size
+from . import cache_size, pipeline
 from .theme import Theme
 from ..translate import glossary, verdict
 from ..translate.catalog import Catalog, fuzzy_path, resolve_translation_path, translation_path
@@ -98,6 +98,8 @@ class _Site:
     linked: dict[str, Input] = field(default_factory=dict)  # rel → its linked page, as an input
     redirects: tuple[Redirect, ...] = ()  # old paths answered in every language (_plan_redirects)
     counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # lang → rel → state → n
+    figure_inputs: dict[tuple[str, str], tuple | None] = field(default_factory=dict)  # (rel, lang) → `_figure_inputs`
+    reported: set[Finding] = field(default_factory=set)  # the notebooks' figure findings already reported
 
     @property
     def memo(self) -> Memo:
@@ -223,9 +225,61 @@ class _Site:
         return source_of(self.prepared, rel)
 
     def notebook(self, rel: str) -> str:
-        """A page's .ipynb: made with its analysis in this build, else now."""
+        """A page's .ipynb: made with its analysis in this build (a page without figures), else
+        now, from its analysis and its figures' bytes (`_figure_inputs`)."""
         made = self.prepared.notebooks.get(rel)
-        return made if made is not None else notebooks.notebook_json(self.analysis(rel))
+        if made is not None:
+            return made
+        inputs = self._figure_inputs(rel, self.config.base_lang)
+        if inputs is None:
+            return notebooks.notebook_json(self.analysis(rel))
+        figures = self.memo.result(pipeline.notebook_figures, *inputs, valid=notebooks.Figures)
+        return self.memo.call(pipeline.notebook_file, page_input(self.prepared, self.memo, rel), figures, keep="memory", valid=str)
+
+    def notebook_figures(self, rel: str, lang: str) -> str:
+        """The digest of what the page's notebook in `lang` embeds ("" when it shows no figure),
+        which names the outputs that embed them; why a figure stays a link is reported (once)."""
+        inputs = self._figure_inputs(rel, lang)
+        if inputs is None:
+            return ""
+        figures = self.notebook_attachments(rel, lang)
+        for finding in figures.findings:
+            if finding not in self.reported:
+                self.reported.add(finding)
+                self.report.add(finding)
+        return self.memo.digest(pipeline.notebook_figures, *inputs)
+
+    def notebook_attachments(self, rel: str, lang: str) -> notebooks.Figures:
+        inputs = self._figure_inputs(rel, lang)
+        if inputs is None:
+            return notebooks.Figures()
+        return self.memo.call(pipeline.notebook_figures, *inputs, valid=notebooks.Figures)
+
+    def _figure_inputs(self, rel: str, lang: str) -> tuple | None:
+        """The inputs of `pipeline.notebook_figures` for a page (None: it shows no figure): its
+        analysis, each figure's bytes (None: missing or refused) and, in a translation, the page's
+        translation file with what its verdicts read (the SVGs' labels)."""
+        key = (rel, lang)
+        if key in self.figure_inputs:
+            return self.figure_inputs[key]
+        assets = tuple(a for a in self.heads[rel].assets if notebooks.is_figure(a))
+        found = None
+        if assets:
+            contents: list[Input | None] = []
+            for asset in assets:
+                if not self.publishable_figure(asset):
+                    contents.append(None)
+                    continue
+                path = self.files.assets[asset].path
+                contents.append(self.memo.source(path, path.read_bytes))
+            catalog = None
+            if lang != self.config.base_lang:
+                path = translation_path(self.config.translations, self.prepared.files[rel], lang)
+                gloss = glossary.glossary_path(path.parent, lang)
+                catalog = self.memo.files([path, fuzzy_path(path)] + ([gloss] if gloss is not None else []), str(path))
+            found = (page_input(self.prepared, self.memo, rel), lang, catalog, assets, *contents)
+        self.figure_inputs[key] = found
+        return found
 
     def template(self, name: str, context: dict) -> str:
         return self.theme.render(name, **context)

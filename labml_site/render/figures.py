@@ -28,6 +28,8 @@ import html
 import re
 from typing import Callable, Iterable
 
+from . import svg_safety
+
 _COLOUR_ATTR = re.compile(r'\b(fill|stroke|stop-color|color)="([^"]+)"')
 _HEX = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})")
 _NAMED = {"white": "#ffffff", "black": "#000000", "gray": "#808080", "grey": "#808080", "lightgray": "#d3d3d3",
@@ -153,6 +155,14 @@ def themed_svg(svg: str, translate: Callable[[str], str | None] | None = None) -
     if opening is None:
         return svg
     return svg[: opening.end()] + _dark_style(svg) + svg[opening.end():]
+
+
+def published_svg(text: str, asset: str, translate: Callable[[str], str | None] | None = None) -> str | None:
+    """The figure as the site publishes it in a language: sanitised (svg_safety.py: nothing that
+    could run script or load from elsewhere), themed and labelled (`themed_svg`); None for a
+    figure that is refused. The site's figure files and the notebooks' attachments are this."""
+    svg = svg_safety.safe_svg(text, asset)
+    return None if svg is None else themed_svg(svg, translate)
 
 
 _ALT = re.compile(r'<img\b[^>]*?\balt="([^"]*)"')
