@@ -15,8 +15,8 @@ records a fresh snapshot when the contents turn out the same).
 
 Metadata can hide a change in two ways, and both are closed:
 * a file written twice within one tick of the file system's clock keeps its size and times: a
-  snapshot is trusted only when every file in it is older than `RACY_NS` at the moment it was
-  taken, as git treats "racily clean" entries (a build right after an edit reads contents);
+  file changed less than `RACY_NS` before the snapshot is vouched for by the digest of its bytes
+  instead, compared at the next build, as git treats "racily clean" entries;
 * a tool that restores a file's old modification time (`cp -p`, `rsync -t`, `touch -d`) cannot
   restore its change time, which the snapshot compares too.
 """
@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..findings import Finding, Report
 from ..read.structure import SKIPPED_DIRS
-from .cache import MISS, OUTPUT_MODULES, RACY_NS, BuildStats, cache_dir_for, cache_folder_problem, cache_home, load_record
+from ..read.safe_files import UnsafeFile, read_regular
+from .cache import MISS, OUTPUT_MODULES, RACY_NS, BuildStats, FileDigests, cache_dir_for, cache_folder_problem, cache_home, load_record
 from .cache_size import note_use
 from .result import BuildResult, Later
 
@@ -48,7 +49,16 @@ _PACKAGE = Path(__file__).resolve().parent.parent  # the builder's own modules, 
 @dataclass(frozen=True)
 class Snapshot:
     entries: tuple  # (root, rel, mode[, size, mtime_ns, ctime_ns, inode]) for every entry seen
-    trusted: bool  # every file older than RACY_NS when it was taken
+    # path → digest of the bytes of each file changed within RACY_NS of the snapshot: its metadata
+    # cannot vouch for it, so its bytes are compared (git's "racily clean" entries)
+    contents: dict[str, str] = field(default_factory=dict)
+    trusted: bool = True  # False when something its metadata cannot vouch for could not be read
+
+    def vouches_for(self, now: "Snapshot") -> bool:
+        """Whether the inputs described by `now` are the very inputs this snapshot describes."""
+        return self.trusted and self.entries == now.entries and all(
+            now.contents.get(path) == digest or (path not in now.contents and _content(path) == digest)
+            for path, digest in self.contents.items())
 
 
 @dataclass
@@ -62,26 +72,46 @@ class LastBuild:
     skipped: tuple[str, ...] = ()
 
 
+_RACY_CONTENT_MAX = 8 * 1024 * 1024  # a recent file larger than this makes the snapshot untrusted
+
+
 def take_snapshot(config: "BuildConfig") -> Snapshot:
-    """The metadata of everything a build of `config` could read. Folders are listed, not timed:
-    a folder's time changes with every editor's swap file, its listing only with what it holds."""
-    started = time.time_ns()
+    """The metadata of everything a build of `config` could read, and the bytes' digest of what
+    changed moments ago. Folders are listed, not timed: a folder's time changes with every
+    editor's swap file, its listing only with what it holds."""
+    recent = time.time_ns() - RACY_NS
     entries: list[tuple] = [("config", _config_part(config)), ("python", sys.version, sys.executable)]
-    times: list[tuple[int, int, int, int, int]] = []  # every file's (mode, size, mtime, ctime, inode)
+    files: list[tuple[str, int, int, int]] = []  # (path, size, mtime_ns, ctime_ns) of every file
     roots = {"source": config.source, "translations": config.translations, "templates": config.templates,
              "locales": config.locales, "builder": _PACKAGE}
     for name, root in roots.items():
         if root is not None:
-            _walk(name, str(root), entries, times)
+            _walk(name, str(root), entries, files)
+    trusted = True
     for module in OUTPUT_MODULES:  # where each library lives, and the folder that lists installs
         spec = importlib.util.find_spec(module)
         origin = spec.origin if spec is not None and spec.origin else ""
         for what, path in (("library", origin), ("library folder", os.path.dirname(os.path.dirname(origin)))):
             if path:
-                times.append(_times(path))
-                entries.append((what, module, path, *times[-1]))
-    newest = max((max(t[2], t[3]) for t in times), default=0)
-    return Snapshot(tuple(entries), trusted=newest < started - RACY_NS)
+                times = _times(path)
+                entries.append((what, module, path, *times))
+                trusted = trusted and max(times[2], times[3]) < recent  # (a folder's bytes say nothing)
+    contents: dict[str, str] = {}
+    for path, size, mtime, ctime in files:
+        if max(mtime, ctime) >= recent:
+            found = _content(path) if size <= _RACY_CONTENT_MAX else None
+            if found is None:
+                trusted = False
+            else:
+                contents[path] = found
+    return Snapshot(tuple(entries), contents, trusted)
+
+
+def _content(path: str) -> str | None:
+    try:
+        return FileDigests.of_bytes(read_regular(path, _RACY_CONTENT_MAX))
+    except (OSError, UnsafeFile):
+        return None
 
 
 def _config_part(config: "BuildConfig") -> tuple:
@@ -100,7 +130,7 @@ def _times(path: str) -> tuple[int, int, int, int, int]:
     return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def _walk(root_name: str, root: str, entries: list[tuple], times: list[tuple[int, int, int, int, int]]) -> None:
+def _walk(root_name: str, root: str, entries: list[tuple], files: list[tuple[str, int, int, int]]) -> None:
     """Every visible entry under `root` (as `read.structure` walks: hidden names and SKIPPED_DIRS
     left out), links not followed."""
     stack = [""]
@@ -126,8 +156,9 @@ def _walk(root_name: str, root: str, entries: list[tuple], times: list[tuple[int
                 found.append((root_name, child, st.st_mode))
                 stack.append(child)
             else:
-                times.append((st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
-                found.append((root_name, child, *times[-1]))
+                if stat.S_ISREG(st.st_mode):
+                    files.append((entry.path, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+                found.append((root_name, child, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
     entries.extend(sorted(found))
 
 
@@ -163,8 +194,8 @@ def up_to_date(config: "BuildConfig", build_with: Callable[["BuildConfig", Snaps
     if cache_folder_problem(cache_home()) or cache_folder_problem(root):  # (never a pickle someone else wrote)
         return None, snapshot
     last = load_record(root / LAST_BUILD)
-    if (last is MISS or not isinstance(last, LastBuild) or last.snapshot is None or not last.snapshot.trusted
-            or last.snapshot.entries != snapshot.entries or not site_untouched(out, last.files)):
+    if (last is MISS or not isinstance(last, LastBuild) or last.snapshot is None
+            or not last.snapshot.vouches_for(snapshot) or not site_untouched(out, last.files)):
         return None, snapshot
     note_use(out)
     return _result(config, out, last, started, build_with), snapshot
