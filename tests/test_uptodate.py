@@ -195,3 +195,15 @@ def test_the_up_to_date_build_does_not_import_the_pipeline(tmp_path):
         out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
         assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "3", "[]"], out.stdout
+
+
+def test_a_change_to_the_builder_itself_is_seen(tmp_path, no_racy_window, monkeypatch):
+    package = tmp_path / "labml_site"  # stands in for the builder's own package folder
+    (package / "theme").mkdir(parents=True)
+    (package / "module.py").write_text("X = 1\n", encoding="utf-8")
+    monkeypatch.setattr(uptodate, "_PACKAGE", package)
+    src, tr = make_tree(tmp_path)
+    _, again = built_twice(src, tr, tmp_path / "site")
+    assert again.stats.metadata_only
+    (package / "module.py").write_text("X = 2\n", encoding="utf-8")
+    assert not build(config(src, tr, tmp_path / "site")).stats.metadata_only
