@@ -37,6 +37,7 @@ from ..read.structure import SKIPPED_DIRS
 from ..read.safe_files import UnsafeFile, read_regular
 from .cache import MISS, OUTPUT_MODULES, RACY_NS, BuildStats, FileDigests, cache_dir_for, cache_folder_problem, cache_home, load_record
 from .cache_size import note_use
+from .outputs import remove_leftovers
 from .result import BuildResult, Later
 
 if TYPE_CHECKING:
@@ -198,6 +199,7 @@ def up_to_date(config: "BuildConfig", build_with: Callable[["BuildConfig", Snaps
             or not last.snapshot.vouches_for(snapshot) or not site_untouched(out, last.files)):
         return None, snapshot
     note_use(out)
+    remove_leftovers(out)  # (what killed builds left beside the site goes, as after any build)
     return _result(config, out, last, started, build_with), snapshot
 
 
