@@ -172,7 +172,8 @@ def render_all(learned_data: dict | None = None) -> dict[str, str]:
     #
     # A sequence of three real tokens padded to five. The padding mask `[1, 1, 5]` broadcasts
     # over the queries, so every row blocks the same two keys, including the rows of the padding
-    # tokens themselves (their outputs are computed but ignored by the loss).
+    # tokens themselves (their outputs are computed; [the padding page](padding.html) shows how
+    # the loss leaves them out).
     tokens = ["short", "text", "here", "<pad>", "<pad>"]
     pad = padding_mask(torch.tensor([3]), len(tokens))[0].expand(len(tokens), -1)
     figures["padding_mask.svg"] = heatmap_svg(
@@ -196,8 +197,9 @@ def render_all(learned_data: dict | None = None) -> dict[str, str]:
     # ### The other pages' figures
     #
     # Pages that draw figures of their own have a `page_figures` function.
-    from . import positional_encoding
+    from . import padding, positional_encoding
     figures.update(positional_encoding.page_figures())
+    figures.update(padding.page_figures())
 
     # ### The trained model's figures
     #
