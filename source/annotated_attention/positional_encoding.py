@@ -150,6 +150,9 @@ POSITIVE = (178, 24, 43)
 # Three features drawn as curves below the map: the sines of pairs 0, 2 and 5, whose
 # wavelengths are $2\pi$, about 20 and about 112 positions.
 CURVES = ((0, "#b2182b"), (4, "#2166ac"), (10, "#1b7837"))
+# The minus sign of the labels (U+2212, not the hyphen), written as an escape so that this
+# page's text, which is also the training text, needs no character of its own for it
+MINUS = "\u2212"
 
 
 def diverging_colour(value: float) -> str:
@@ -209,7 +212,7 @@ def encoding_svg(max_len: int = 64, d_model: int = 32) -> str:
     for k, v in enumerate((-1.0, -0.5, 0.0, 0.5, 1.0)):
         x = left + map_w - 5 * 20 + k * 20
         out.append(f'<rect x="{x}" y="12" width="20" height="12" fill="{diverging_colour(v)}" stroke="#808080"/>')
-    out.append(f'<text x="{left + map_w - 104}" y="22" {FONT} font-size="11" text-anchor="end">−1</text>')
+    out.append(f'<text x="{left + map_w - 104}" y="22" {FONT} font-size="11" text-anchor="end">{MINUS}1</text>')
     out.append(f'<text x="{left + map_w + 4}" y="22" {FONT} font-size="11">+1</text>')
 
     # The curves: each feature's value at the integer positions, joined by straight lines
@@ -219,7 +222,7 @@ def encoding_svg(max_len: int = 64, d_model: int = 32) -> str:
     for v in (-1, 0, 1):
         y = plot_top + plot_h / 2 * (1 - v)
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + map_w}" y2="{y:.1f}" stroke="#d9d9d9"/>')
-        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" {FONT} font-size="11" text-anchor="end">{("−1", "0", "+1")[v + 1]}</text>')
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" {FONT} font-size="11" text-anchor="end">{(MINUS + "1", "0", "+1")[v + 1]}</text>')
     for k, (f, ink) in enumerate(CURVES):
         points = " ".join(xy(p, v) for p, v in enumerate(pe[:, f].tolist()))
         out.append(f'<polyline points="{points}" fill="none" stroke="{ink}" stroke-width="1.5"/>')

@@ -241,7 +241,7 @@ def tiled_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, block: in
 # 1. `test_rope_is_a_rotation_by_position` and `test_rope_uses_the_sinusoidal_table` fail:
 #    position 0 is no longer left as it is. Yet
 #    `test_rope_scores_depend_only_on_the_offset` still passes: the swap rotates by
-#    $90° - p\theta_i$, still a rotation that grows with the position, so the scores still depend
+#    $\pi/2 - p\theta_i$, still a rotation that grows with the position, so the scores still depend
 #    on the offset only (with its sign flipped). A property alone is not a specification.
 # 2. `test_gqa_equals_sdpa_with_enable_gqa` fails: `repeat` gives query head 1 the key/value head
 #    1 instead of 0, so the groups are interleaved instead of neighbouring. With `kv_heads == heads`
