@@ -228,7 +228,7 @@ def encoding_svg(max_len: int = 64, d_model: int = 32) -> str:
         out.append(f'<polyline points="{points}" fill="none" stroke="{ink}" stroke-width="1.5"/>')
         # The legend: "feature" as a key to translate, the number in a `<tspan>` of its own
         out.append(f'<text x="{left + k * 120}" y="{plot_top - 12}" {FONT} font-size="12" '
-                   f'fill="{ink}">feature<tspan> {f}</tspan></text>')
+                   f'fill="{ink}">feature<tspan fill="{ink}"> {f}</tspan></text>')
     # The position axis, shared by the map and the curves
     for p in range(0, max_len, 8):
         out.append(f'<text x="{xy(p, 0).split(",")[0]}" y="{plot_top + plot_h + 18}" {FONT} '

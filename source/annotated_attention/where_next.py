@@ -1,13 +1,13 @@
 r"""
 ---
 title: Where Attention Went Next
-summary: Three later ideas that most current language models use, each as short tested code beside this tutorial's attention, rotary position embeddings, grouped-query attention, and the online softmax behind FlashAttention's tiling, with references to read on.
+summary: Three later ideas that many current language models use, each as short tested code beside this tutorial's attention, rotary position embeddings, grouped-query attention, and the online softmax behind FlashAttention's tiling, with references to read on.
 ---
 
 # Where Attention Went Next
 
 The attention of these pages is the one of the original transformer (Vaswani et al., "Attention
-Is All You Need", 2017). Most language models built since change three things around it, and
+Is All You Need", 2017). Many language models built since change three things around it, and
 this page shows each in a few lines of code, tested against the pages before:
 
 * **Rotary position embeddings** (RoPE) put the position into the scores themselves, by rotating
