@@ -172,8 +172,7 @@ def render_all(learned_data: dict | None = None) -> dict[str, str]:
     #
     # A sequence of three real tokens padded to five. The padding mask `[1, 1, 5]` broadcasts
     # over the queries, so every row blocks the same two keys, including the rows of the padding
-    # tokens themselves (their outputs are computed; [the padding page](padding.html) shows how
-    # the loss leaves them out).
+    # tokens themselves (their outputs are computed but ignored by the loss).
     tokens = ["short", "text", "here", "<pad>", "<pad>"]
     pad = padding_mask(torch.tensor([3]), len(tokens))[0].expand(len(tokens), -1)
     figures["padding_mask.svg"] = heatmap_svg(
@@ -194,7 +193,7 @@ def render_all(learned_data: dict | None = None) -> dict[str, str]:
         "The scaled scores of the first token are 14 and 12, which the softmax turns into "
         "0.88 and 0.12. The second token's scores, 2.5 and 3, give 0.38 and 0.62.")
 
-    # ### The other pages' figures
+    # ### Two pages with figures of their own
     #
     # Pages that draw figures of their own have a `page_figures` function.
     from . import padding, positional_encoding
