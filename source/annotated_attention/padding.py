@@ -198,8 +198,9 @@ def main() -> None:
 #
 # ![Attention of a padded sequence with a padding mask](figures/padding_masked.svg)
 #
-# The rows of the padding queries are computed either way. Nothing reads them: no later layer
-# may look at a padding key, and `ignore_index` drops their predictions from the loss.
+# The rows of the padding queries are computed either way. Nothing reads them: no real query of
+# a later layer may look at a padding position, and `ignore_index` drops their predictions from
+# the loss.
 
 
 def page_figures() -> dict[str, str]:

@@ -189,8 +189,8 @@ def tiled_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, block: in
     $e^{m - m'}$ like the sum. At the end $o / \ell$ is the attention output. The
     `[seq_q, seq_k]` matrix of scores never exists at once, only one `[seq_q, block]` tile of it:
     on a GPU a tile fits in the fast memory next to the arithmetic units, so the kernel reads
-    the queries, keys and values once from the slow main memory and never writes the scores
-    there. The result is the same as [`attention`](mha.html#attention) up to rounding; only the
+    the queries, keys and values from the slow main memory tile by tile and never writes the
+    scores or the weights there. The result is the same as [`attention`](mha.html#attention) up to rounding; only the
     order of the additions differs. (The real kernels also tile the queries, and apply masks and
     dropout inside each tile; this sketch leaves masks and dropout out.)
 
