@@ -11,32 +11,26 @@ from annotated_attention.feed_forward import FeedForward
 from annotated_attention.mha import MultiHeadAttention, attention, causal_mask, padding_mask
 from annotated_attention.positional_encoding import PositionalEncoding, sinusoidal_encoding
 from annotated_attention.transformer import DecoderOnlyTransformer, ModelConfig, TransformerLayer
+from tutorial_helpers import perturb
 
 D_MODEL, HEADS, BATCH, SEQ = 16, 4, 3, 5
 LENGTHS = [5, 3, 1]  # one full sequence, two padded ones; every query keeps at least one key
 
 
-def make_pair(dtype=torch.float64, bias=True, dropout=0.0):
-    """Our module and nn.MultiheadAttention with the same weights."""
+def make_pair(dtype=torch.float64, bias=True, dropout=0.0, seed=0):
+    """Our module and nn.MultiheadAttention with the same weights, every one of them moved away
+    from its initial value (`perturb`): no two biases equal, so a mix-up of W^Q, W^K, W^V or
+    their biases cannot hide behind a fresh initialisation."""
     torch.manual_seed(0)
-    ours = MultiHeadAttention(D_MODEL, HEADS, dropout=dropout, bias=bias).to(dtype)
+    ours = perturb(MultiHeadAttention(D_MODEL, HEADS, dropout=dropout, bias=bias).to(dtype), seed)
     ref = nn.MultiheadAttention(D_MODEL, HEADS, dropout=dropout, bias=bias, batch_first=True).to(dtype)
     with torch.no_grad():
         # nn.MultiheadAttention stacks W^Q, W^K, W^V in one [3 * d_model, d_model] matrix.
-        wq, wk, wv = ref.in_proj_weight.chunk(3)
-        ours.query.weight.copy_(wq)
-        ours.key.weight.copy_(wk)
-        ours.value.weight.copy_(wv)
-        ours.output.weight.copy_(ref.out_proj.weight)
+        ref.in_proj_weight.copy_(torch.cat([ours.query.weight, ours.key.weight, ours.value.weight]))
+        ref.out_proj.weight.copy_(ours.output.weight)
         if bias:
-            # Random biases, so that a mix-up of q/k/v biases cannot hide behind zeros.
-            ref.in_proj_bias.normal_()
-            ref.out_proj.bias.normal_()
-            bq, bk, bv = ref.in_proj_bias.chunk(3)
-            ours.query.bias.copy_(bq)
-            ours.key.bias.copy_(bk)
-            ours.value.bias.copy_(bv)
-            ours.output.bias.copy_(ref.out_proj.bias)
+            ref.in_proj_bias.copy_(torch.cat([ours.query.bias, ours.key.bias, ours.value.bias]))
+            ref.out_proj.bias.copy_(ours.output.bias)
     return ours, ref
 
 
@@ -325,7 +319,7 @@ def test_positional_encoding_matches_formula():
 
 def test_feed_forward_is_position_wise():
     torch.manual_seed(0)
-    ff = FeedForward(8, 32, dropout=0.0)
+    ff = perturb(FeedForward(8, 32, dropout=0.0))
     x = torch.randn(2, 6, 8)
     full = ff(x)
     assert full.shape == (2, 6, 8)
@@ -335,21 +329,11 @@ def test_feed_forward_is_position_wise():
     torch.testing.assert_close(full, expected)
 
 
-def randomize_norms(module: nn.Module) -> None:
-    """Fresh layer norms are all alike (gain 1, bias 0), which would hide a mix-up of two of them."""
-    with torch.no_grad():
-        for m in module.modules():
-            if isinstance(m, nn.LayerNorm):
-                m.weight.normal_(1.0, 0.5)
-                m.bias.normal_()
-
-
 def test_pre_norm_layer_structure():
     """Mutation caught: `norm_attn` used before the feed-forward network too (only with the
-    norms randomized: fresh ones are identical)."""
+    parameters perturbed: fresh norms are identical)."""
     torch.manual_seed(0)
-    layer = TransformerLayer(16, 4, 32, dropout=0.0).eval()
-    randomize_norms(layer)
+    layer = perturb(TransformerLayer(16, 4, 32, dropout=0.0)).eval()
     x = torch.randn(2, 5, 16)
     h = x + layer.attn(layer.norm_attn(x), causal=True)
     expected = h + layer.ff(layer.norm_ff(h))
@@ -360,7 +344,8 @@ def test_pre_norm_layer_structure():
 def test_causal_model_cannot_see_the_future(fused):
     torch.manual_seed(0)
     model = DecoderOnlyTransformer(ModelConfig(vocab_size=11, d_model=16, heads=4, layers=2,
-                                               d_ff=32, max_len=12, dropout=0.0, fused=fused)).eval()
+                                               d_ff=32, max_len=12, dropout=0.0, fused=fused))
+    perturb(model).eval()
     tokens = torch.randint(0, 11, (2, 10))
     logits = model(tokens)
     assert logits.shape == (2, 10, 11)
@@ -378,7 +363,8 @@ def test_model_runs_under_bfloat16_autocast(fused):
     """The mixed-precision path used on GPUs, exercised with CPU autocast."""
     torch.manual_seed(0)
     model = DecoderOnlyTransformer(ModelConfig(vocab_size=11, d_model=16, heads=4, layers=2,
-                                               d_ff=32, max_len=12, dropout=0.0, fused=fused)).eval()
+                                               d_ff=32, max_len=12, dropout=0.0, fused=fused))
+    perturb(model).eval()
     tokens = torch.randint(0, 11, (2, 10))
     reference = model(tokens)
     with torch.autocast("cpu", dtype=torch.bfloat16):

@@ -34,19 +34,10 @@ from annotated_attention.experiment import generate
 from annotated_attention.kv_cache import KVCache, forward_with_cache, generate_cached
 from annotated_attention.mha import MultiHeadAttention, attention_flops, causal_mask, saved_for_backward
 from annotated_attention.transformer import DecoderOnlyTransformer, ModelConfig
+from tutorial_helpers import all_distinct, perturb
 
 PAGES = ROOT / "source" / "annotated_attention"
 MIB = 1024 * 1024
-
-
-def perturb(module: torch.nn.Module, seed: int = 0, scale: float = 0.2) -> torch.nn.Module:
-    """Every parameter moved away from its initial value by its own random amount, so that no two
-    parameters (two layer norms, two zero biases) are equal any more."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.add_(scale * torch.randn(p.shape, generator=g, dtype=p.dtype))
-    return module
 
 
 def small_model(fused: bool = True, dropout: float = 0.1) -> DecoderOnlyTransformer:
@@ -61,9 +52,11 @@ def test_perturb_moves_every_parameter_and_separates_the_norms():
     fresh = DecoderOnlyTransformer(ModelConfig(vocab_size=13, d_model=32, heads=4, layers=2, d_ff=64, max_len=24))
     layer = fresh.layers[0]
     assert torch.equal(layer.norm_attn.weight, layer.norm_ff.weight)  # why perturbing is needed
+    assert not all_distinct(fresh)
     moved = perturb(fresh)
     assert not torch.equal(moved.layers[0].norm_attn.weight, moved.layers[0].norm_ff.weight)
     assert not torch.equal(moved.layers[0].norm_attn.bias, moved.layers[0].norm_ff.bias)
+    assert all_distinct(moved)
 
 
 # ## Two paths, on perturbed parameters
