@@ -87,9 +87,11 @@ def test_matches_nn_multihead_attention(kind):
     # nn.MultiheadAttention's boolean masks mean the opposite: True = NOT allowed.
     ref_kwargs = {}
     if kind in ("causal", "causal+padding"):
-        ref_kwargs["attn_mask"] = ~causal_mask(SEQ)[0]  # nn.MultiheadAttention wants [seq_q, seq_k]
+        # nn.MultiheadAttention wants [seq_q, seq_k], True = blocked: key j is after query i
+        ref_kwargs["attn_mask"] = torch.ones(SEQ, SEQ, dtype=torch.bool).triu(1)
     if kind in ("padding", "causal+padding"):
-        ref_kwargs["key_padding_mask"] = ~padding_mask(torch.tensor(LENGTHS), SEQ)[:, 0, :]
+        # written out, not taken from `padding_mask`: key j of sequence b is padding when j >= length
+        ref_kwargs["key_padding_mask"] = torch.tensor([[j >= n for j in range(SEQ)] for n in LENGTHS])
     ref_out, ref_weights = ref(q, k, v, need_weights=True, average_attn_weights=False, **ref_kwargs)
 
     torch.testing.assert_close(out, ref_out, rtol=1e-10, atol=1e-10)
@@ -285,6 +287,27 @@ def test_batched_scores_shape_and_loop_equivalence():
     p2 = sas.softmax_over_keys(s2)
     torch.testing.assert_close(p2[:, 1:], p[:, 1:])
     assert not torch.allclose(p2[:, 0], p[:, 0])
+
+
+def test_softmax_over_keys_is_stable_for_large_scores():
+    """Scores in the thousands (a float32 `exp` overflows above 88.72): only the differences
+    matter, so (1000, 998) gives the weights of (14, 12). Mutation caught: `exp(s) / sum`
+    without subtracting the max (inf / inf = NaN)."""
+    s = torch.tensor([[[1000.0, 998.0], [-3000.0, -3002.0]]])
+    torch.testing.assert_close(sas.softmax_over_keys(s), torch.tensor([[[0.8808, 0.1192]] * 2]), atol=5e-5, rtol=0)
+
+
+def test_attention_is_stable_for_large_scores():
+    """Queries 100 times larger than usual: scores of several hundred, on which a softmax
+    without the max subtraction gives NaN in float32. Mutation caught: the same in `attention`."""
+    g = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(2, 2, 6, 8, generator=g) for _ in range(3))
+    q = q * 100
+    assert (q @ k.transpose(-2, -1)).abs().max() / math.sqrt(8) > 200
+    out, weights = attention(q, k, v, causal_mask(6).unsqueeze(1))
+    assert torch.isfinite(out).all()
+    ref = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True)
+    torch.testing.assert_close(out.double(), ref, atol=1e-4, rtol=1e-4)
 
 
 def test_scaling_keeps_score_variance_near_one():

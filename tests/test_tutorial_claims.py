@@ -29,7 +29,7 @@ import torch
 
 from conftest import ROOT
 from annotated_attention import experiment, figures, kv_cache, learned, mha
-from annotated_attention.data import Vocabulary, bigram_loss, random_batch
+from annotated_attention.data import Vocabulary, bigram_loss, random_batch, split
 from annotated_attention.experiment import generate
 from annotated_attention.kv_cache import KVCache, forward_with_cache, generate_cached
 from annotated_attention.mha import MultiHeadAttention, attention_flops, causal_mask, saved_for_backward
@@ -146,6 +146,28 @@ def test_every_valid_batch_start_is_drawn():
     assert set(x[:, 0].tolist()) == {0, 1}
     x, y = random_batch(torch.arange(seq_len + 1), 3, seq_len)  # exactly one window
     assert x[:, 0].tolist() == [0, 0, 0] and y[0].tolist() == [1, 2, 3, 4]
+
+
+def test_random_batch_follows_its_generator():
+    """Mutation caught: `randint` without `generator=` (the batch would follow the global state)."""
+    data = torch.arange(1000)
+    torch.manual_seed(1)
+    a, _ = random_batch(data, 8, 16, torch.Generator().manual_seed(5))
+    torch.manual_seed(2)
+    b, _ = random_batch(data, 8, 16, torch.Generator().manual_seed(5))
+    c, _ = random_batch(data, 8, 16, torch.Generator().manual_seed(6))
+    assert torch.equal(a, b) and not torch.equal(a, c)
+
+
+def test_split_is_disjoint_and_complete():
+    """Every token goes to exactly one side, and validation is every 10th block. With distinct
+    ids, an overlap shows as a shared id. Mutation caught: training on `i % every != 0` (the
+    lengths still add up, but the validation blocks are trained on)."""
+    ids = torch.arange(25_000)
+    train_ids, val_ids = split(ids, block=100, every=10)
+    assert not set(train_ids.tolist()) & set(val_ids.tolist())
+    assert sorted(train_ids.tolist() + val_ids.tolist()) == ids.tolist()
+    assert set(val_ids.tolist()) == {i for i in range(25_000) if (i // 100) % 10 == 9}
 
 
 def test_bigram_loss_is_the_smoothed_count_estimate():

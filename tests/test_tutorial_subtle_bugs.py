@@ -244,6 +244,19 @@ def test_generate_runs_in_eval_mode_and_restores_train_mode():
     assert generate(model, vocab, "ab", 12, torch.device("cpu"), seed=1) == first
 
 
+def test_generate_depends_on_its_seed_only():
+    """The same seed gives the same text whatever the global random state; other seeds give other
+    texts. Mutation caught: `manual_seed(0)` instead of `manual_seed(seed)` in `generate`."""
+    vocab = Vocabulary("ab")
+    texts = []
+    for seed in range(4):
+        torch.manual_seed(100 + seed)  # the global state must not matter
+        texts.append(generate(FixedLogits(), vocab, "a", 40, torch.device("cpu"), temperature=2.0, seed=seed))
+    torch.manual_seed(7)
+    assert generate(FixedLogits(), vocab, "a", 40, torch.device("cpu"), temperature=2.0, seed=2) == texts[2]
+    assert len(set(texts)) == 4
+
+
 # ---- optimizer and schedule ----
 
 def test_weight_decay_is_applied_to_matrices_only():
@@ -311,9 +324,10 @@ def test_training_steps_equal_a_hand_written_loop(tmp_path):
     Mutations caught: no `optimizer.zero_grad` (gradients accumulate); the loss against `x`
     instead of `y` (no shift); clipping after `optimizer.step()`; the learning rate set from
     `step + 1`; the batch drawn before reseeding; `loss.backward()` on the mean of the logits;
-    dropout left out of training (`train_model.eval()`).
+    dropout left out of training (`train_model.eval()`); the model's or the steps' seed ignored
+    (`torch.manual_seed(0)`, `step_seed(0, ...)`: hence a seed other than the default).
     """
-    cfg = tiny(tmp_path, steps=3, grad_clip=0.5)
+    cfg = tiny(tmp_path, steps=3, grad_clip=0.5, seed=3)  # not the default 0: the seed must be used
     result = train(cfg)
 
     text = load_text()
