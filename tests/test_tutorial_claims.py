@@ -196,6 +196,61 @@ def test_flop_crossover_is_at_twice_d_model():
     assert "$n = 2 d_{model}$, 512 tokens here" in text and "`d_model` 256" in text
 
 
+def test_growth_per_doubling_in_the_prose():
+    """mha.py's "Time and memory": the FLOP growth per doubling (×2.22 to ×3.00), the range of
+    the measured time factors, the memory growth of both paths and the growing ratio, all from
+    the bullet list and `attention_flops`."""
+    text = (PAGES / "mha.py").read_text(encoding="utf-8")
+    prose = " ".join(line.lstrip("# ") for line in text.splitlines())
+    rows = re.findall(r"^# \* (\d+) tokens: ([\d.]+)(?: \(×([\d.]+)\))? and ([\d.]+) ms(?: \(×([\d.]+)\))?, "
+                      r"([\d.]+) times; ([\d.]+) and ([\d.]+) MiB$", text, re.M)
+    assert [int(r[0]) for r in rows] == [64, 128, 256, 512, 1024]
+    total = lambda n: sum(attention_flops(n, 256))
+    flops = [total(2 * n) / total(n) for n in (64, 128, 256, 512)]
+    assert f"{flops[0]:.2f}" == "2.22" and f"{flops[-1]:.2f}" == "3.00"
+    assert flops == sorted(flops) and max(flops) < 4
+    assert "a doubling costs ×2.22 from 64 to 128 tokens, rising to ×3.00 from 512 to 1024" in prose
+    explicit_x = [float(r[2]) for r in rows[1:]]
+    fused_x = [float(r[4]) for r in rows[1:]]
+    assert f"explicit ×{min(explicit_x):.2f} to ×{max(explicit_x):.2f}, fused ×{min(fused_x):.2f} to ×{max(fused_x):.2f}" in prose
+    mem = [float(r[6]) for r in rows]
+    mem_fused = [float(r[7]) for r in rows]
+    growth = [b / a for a, b in zip(mem, mem[1:])]
+    assert growth == sorted(growth) and f"{growth[0]:.1f}" == "2.2" and f"{growth[-1]:.1f}" == "3.5"
+    fused_growth = [b / a for a, b in zip(mem_fused, mem_fused[1:])]
+    assert f"{min(fused_growth):.1f}" == "1.7" and f"{max(fused_growth):.1f}" == "2.0"
+    assert "×2.2 from 64 to 128 tokens, rising to ×3.5 from 512 to 1024" in prose and "×1.7 to ×2.0" in prose
+    ratios = [float(r[5]) for r in rows]
+    assert ratios == sorted(ratios) and len(set(ratios)) == len(ratios)
+    for seq, a, _, b, _, ratio, *_ in rows:  # the printed ratio is the printed (rounded) times'
+        assert float(a) / float(b) == pytest.approx(float(ratio), rel=0.01), seq
+
+
+def test_all_heads_cost_one_big_heads_flops_but_h_times_its_weights_memory():
+    """mha.py: with d_k = d_model / h, the h products of width d_k are as many operations as one
+    of width d_model; the attention weights are one [seq, seq] matrix per head."""
+    n, d, h = 40, 64, 4
+    per_head_products = 2 * 2 * n * n * (d // h)  # QK^T and PV of one head, a multiply-add = 2
+    assert h * per_head_products == attention_flops(n, d)[1]
+    a = MultiHeadAttention(d, h)
+    a(torch.randn(2, n, d), causal=True)
+    assert a.attn.shape == (2, h, n, n) and a.attn.numel() == h * (2 * n * n)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_fully_masked_query_outputs_the_output_bias(bias):
+    """mha.py's mask convention: a query with no visible key has a zero attention output, so the
+    module gives W^O's bias, which is zero only with bias=False."""
+    a = perturb(MultiHeadAttention(16, 4, bias=bias))
+    mask = torch.ones(2, 1, 5, dtype=torch.bool)
+    mask[1] = False
+    for fused in (False, True):
+        out = a(torch.randn(2, 5, 16), mask=mask, fused=fused)
+        expected = a.output.bias if bias else torch.zeros(16)
+        torch.testing.assert_close(out[1], expected.expand(5, 16).detach())
+    assert bias == bool(a.output.bias is not None and a.output.bias.abs().sum() > 0)
+
+
 def _saved(seq: int, fused: bool, empty_row: bool = False) -> int:
     torch.manual_seed(0)
     a = MultiHeadAttention(256, 8)
