@@ -72,11 +72,13 @@ the [positional encoding](positional_encoding.html) makes easy to learn.
 every head more than half as far as the even spread, while every head of the first layer stays
 under half of it. Much of that distance comes from spreading: on average the heads of the second
 layer have a higher entropy than those of the first, and each a lower one than the even
-spread's, so these heads prefer some keys without choosing one sharply. In some of them, a run of neighbouring
-queries shares one strongest key, a longer run than in any head of the first layer: a
-character that matters for all of them. Its input already contains what the first layer
-gathered about each position's neighbours, so one step of attention in the second layer can
-reach information from several characters away.
+spread's, so these heads prefer some keys without choosing one sharply. In both layers a few
+neighbouring queries in a row can share one strongest key, but on a single 32-character line
+these runs are short (at most a handful of queries) and which layer has the longest one changes
+from one training text to the next, so they do not tell the layers apart; the distances and
+entropies do. The second layer's input already contains what the first layer gathered about
+each position's neighbours, so one step of attention in the second layer can reach information
+from several characters away.
 """
 
 import hashlib
@@ -251,9 +253,10 @@ def check(data: dict) -> None:
     mean_entropy = [sum(h["entropy"] for h in layer) / len(layer) for layer in (first, second)]
     assert mean_entropy[1] > mean_entropy[0]
     assert max(h["entropy"] for h in second) < uniform["entropy"]
-    # Some head of the second layer has a longer run of neighbouring queries that share their
-    # strongest key than any head of the first layer.
-    assert max(data["runs"][1]) > max(data["runs"][0])
+    # In both layers some neighbouring queries share their strongest key, in runs of at most a
+    # handful of queries (which layer has the longest run is not stable from text to text, so
+    # the page claims no order).
+    assert all(2 <= max(runs) <= 8 for runs in data["runs"])
     # Every row of every map is a distribution over the keys at or before the query.
     for layer in data["attention"]:
         for head in layer:
