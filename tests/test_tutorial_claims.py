@@ -102,6 +102,30 @@ def cpu_bfloat16(monkeypatch):
     yield
 
 
+def test_embeddings_are_untied_and_start_at_the_encodings_size():
+    """transformer.py: no sqrt(d_model) factor, because the embedding is not tied to the output
+    projection and starts with variance 1, the order of the encoding's mean square of 1/2."""
+    torch.manual_seed(0)
+    model = DecoderOnlyTransformer(ModelConfig(vocab_size=100, d_model=128))
+    assert model.embed.weight.data_ptr() != model.head.weight.data_ptr()
+    assert model.embed.weight.var().item() == pytest.approx(1.0, abs=0.05)
+    tokens = torch.arange(100)[None]
+    model.eval()  # no dropout: the positional encoding's output is embedding + encoding, unscaled
+    with torch.no_grad():
+        torch.testing.assert_close(model.pos(model.embed(tokens)) - model.embed(tokens), model.pos.pe[:100][None])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA's autocast lists differ from the CPU's")
+def test_cuda_autocast_keeps_the_explicit_softmax_in_float32_but_not_sdpa():
+    """experiment.py's `autocast`: on CUDA the explicit path's softmax and the loss run in float32,
+    the fused kernel in bfloat16 as a whole. (On the CPU, autocast leaves softmax in bfloat16.)"""
+    q = torch.randn(1, 2, 8, 16, device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        scores = q @ q.transpose(-2, -1)
+        assert scores.dtype == torch.bfloat16 and scores.softmax(-1).dtype == torch.float32
+        assert torch.nn.functional.scaled_dot_product_attention(q, q, q).dtype == torch.bfloat16
+
+
 def test_cache_runs_under_the_same_autocast_as_generate(monkeypatch):
     m = small_model().float()
     vocab = Vocabulary("abcdefghijklm")
