@@ -45,7 +45,8 @@ class Mutant:
     tests: tuple[str, ...]
 
 
-def m(name: str, file: str, edits, *tests: str) -> Mutant:
+def m(name: str, file: str, edits: tuple, *tests: str) -> Mutant:
+    """One mutant: `edits` is one (old, new) pair or a tuple of them, applied in order."""
     if isinstance(edits[0], str):
         edits = (edits,)
     return Mutant(name, file, tuple(edits), tests)
@@ -92,6 +93,12 @@ MUTANTS = [
     m("padding mask keeps one pad", "mha.py",
       ("keep = positions[None, :] < lengths[:, None]", "keep = positions[None, :] <= lengths[:, None]"),
       ATT + "test_mask_helpers"),
+    m("empty rows found along the query axis", "mha.py",
+      ("empty = ~mask.any(dim=-1, keepdim=True)", "empty = ~mask.any(dim=-2, keepdim=True)"),
+      SUB + "test_fully_masked_rows_give_zero_on_both_paths"),
+    m("fused causal flag dropped", "mha.py",
+      ("dropout_p=dropout_p, is_causal=True)", "dropout_p=dropout_p, is_causal=False)"),
+      ATT + "test_fused_path_equals_explicit_path"),
     m("cache mask sees the future", "kv_cache.py", (".tril(past)", ".tril(past + 1)"),
       KV + "test_prompt_in_chunks"),
     # ---- dropout in evaluation mode ----
@@ -127,6 +134,9 @@ MUTANTS = [
       ATT + "test_matches_nn_multihead_attention"),
     m("W_k and W_v swapped", "mha.py",
       ((K_PROJ, "k = self.split_heads(self.value(key))"), (V_PROJ, "v = self.split_heads(self.key(value))")),
+      ATT + "test_matches_nn_multihead_attention"),
+    m("W_v used as W_o", "mha.py",
+      ("return self.output(self.merge_heads(x))", "return self.value(self.merge_heads(x))"),
       ATT + "test_matches_nn_multihead_attention"),
     m("cache: the layer's norms swapped", "kv_cache.py",
       (("layer.norm_attn(x), cache, i)", "layer.norm_ff(x), cache, i)"),
@@ -166,6 +176,9 @@ MUTANTS = [
       ("train = [b for i, b in enumerate(blocks) if i % every != every - 1]",
        "train = [b for i, b in enumerate(blocks) if i % every != 0]"),
       T + "test_tutorial_claims.py::test_split_is_disjoint_and_complete"),
+    m("training on the whole text", "experiment.py",
+      ("train_data, val_data = split(data)", "train_data, val_data = data, split(data)[1]"),
+      SUB + "test_training_steps_equal_a_hand_written_loop"),
     m("validation windows overlap", "data.py",
       ("return data[: n * (seq_len + 1)].view(n, seq_len + 1)",
        "return data.unfold(0, seq_len + 1, seq_len)[:n]"),
