@@ -10,9 +10,9 @@ tests pass) is a hole in the tests.
 
 The cheap test checks that every edit still applies to the current code (each `old` occurs
 exactly once), so a mutant cannot silently stop testing anything after the code changes. Running
-the mutants is marked `slow` (one forked interpreter per mutant, under a second each on a quiet
-machine; the tests named per mutant are the few that should catch it, and `-x` stops at the
-first failure).
+the mutants is marked `slow` (one forked interpreter per mutant, two at a time, about a second
+each; the tests named per mutant are the few that should catch it, and `-x` stops at the first
+failure): about 35 s for the 39 mutants and the control on two busy cores.
 """
 from __future__ import annotations
 
@@ -234,8 +234,14 @@ def run_all(jobs: list[dict]) -> list[int]:
     torch.set_num_threads(1)
     (torch.randn(4, 4) @ torch.randn(4, 4)).softmax(-1).sum().item()
 
-    statuses = []
-    for job in jobs:
+    # Two children at a time (each runs one thread): the machines this runs on have two cores or more.
+    width = min(2, os.cpu_count() or 1)
+    statuses: list[int] = [0] * len(jobs)
+    running: dict[int, int] = {}
+    for index, job in enumerate(jobs):
+        while len(running) >= width:
+            pid, status = os.wait()
+            statuses[running.pop(pid)] = os.waitstatus_to_exitcode(status)
         pid = os.fork()
         if pid == 0:
             status = 3
@@ -257,7 +263,10 @@ def run_all(jobs: list[dict]) -> list[int]:
             finally:
                 sys.stdout.flush()
                 os._exit(status)
-        statuses.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+        running[pid] = index
+    while running:
+        pid, status = os.wait()
+        statuses[running.pop(pid)] = os.waitstatus_to_exitcode(status)
     return statuses
 
 
