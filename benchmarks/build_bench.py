@@ -52,11 +52,12 @@ sys.path.insert(0, str(ROOT))
 LANGS = ("en", "zh", "ru", "ja")
 MARKERS = {"zh": "【中】", "ru": "[ру] ", "ja": "【日】"}
 
-GOAL_RATIO = 1.0  # cold 4-language build / Pycco English-only build
-GOAL_UNCHANGED_S = 1.0  # wall, interpreter start included
-GOAL_ONE_EDIT_S = 0.5  # plus interpreter start
-GOAL_PEAK_MB = 500.0
-GOAL_SERVE_S = 0.5
+# The performance goals (labml_bench.py judges the real corpus by the same ones).
+GOAL_RATIO = 0.5  # cold 4-language build / Pycco English-only build
+GOAL_UNCHANGED_S = 0.3  # wall, interpreter start included
+GOAL_ONE_EDIT_S = 0.4  # plus interpreter start
+GOAL_PEAK_MB = 300.0
+GOAL_SERVE_S = 0.2
 
 # ---------------------------------------------------------------------------------------------
 # Corpus
@@ -301,7 +302,8 @@ DRIVER = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, sys.argv[1])
-from labml_site.builder.site import BuildConfig, build
+from labml_site.builder import build  # (the entry point a user's `build.py` runs)
+from labml_site.builder.config import BuildConfig
 from pathlib import Path
 t1 = time.perf_counter()
 src, tr, out, langs, jobs = sys.argv[2:7]

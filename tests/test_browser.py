@@ -6,6 +6,7 @@ in this process; one browser serves every test. Screenshots for people to look a
 """
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import http.server
@@ -520,6 +521,14 @@ def test_page_links_to_its_source_and_notebook(built_site, browser, base_url):
     assert re.search("[\u4e00-\u9fff]", markdown) and "$" in markdown and not re.search(r"</?(math|span|p|div|code|a)\b", markdown)
     import nbformat
     nbformat.validate(nbformat.from_dict(notebook))
+    # Its figures are embedded as the zh page shows them (labels translated), in the cells that
+    # show them: no relative link is left to break once the file is downloaded.
+    embedded = {name: bundle for c in notebook["cells"] for name, bundle in c.get("attachments", {}).items()}
+    assert set(embedded) == {"causal_mask.svg", "padding_mask.svg"}
+    for name, bundle in embedded.items():
+        published = page.request.get(urljoin(page.url, "figures/" + name)).body()
+        assert base64.b64decode(bundle["image/svg+xml"]) == published
+    assert "(attachment:causal_mask.svg)" in markdown and "(figures/" not in markdown
     # "View source" opens a page: the whole file, highlighted, line-numbered, with a download link
     # (one page for every language: the code is the same).
     with page.expect_navigation():

@@ -189,10 +189,10 @@ def test_read_only_file_system_is_reported_with_path_and_reason(project, monkeyp
     import labml_site.builder.site as site
     from labml_site.cli.main import main
 
-    def read_only(config):
+    def read_only(config, snapshot):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(Path(config.out) / "index.html"))
 
-    monkeypatch.setattr(site, "build", read_only)
+    monkeypatch.setattr(site, "build_with", read_only)
     monkeypatch.chdir(project)
     assert main(["--source", "src", "--translations", "tr", "--out", "site"]) == 1
     err = capsys.readouterr().err.strip().splitlines()

@@ -26,4 +26,4 @@ def test_published_figure_translates_the_keys_and_leaves_the_rest():
 
 def test_alt_texts_without_letters_are_no_keys():
     assert image_alts(['<img alt="1 + 2" src="a.svg">', '<img alt="A map" src="b.svg">']) == ["A map"]
-    assert figure_keys(['<img alt="3.5" src="x.svg">'], ["x.svg"], lambda a: SVG)[:2] == ["Weights", "Rows are queries."]
+    assert figure_keys(['<img alt="3.5" src="x.svg">'], ["x.svg"], lambda a: svg_labels(SVG))[:2] == ["Weights", "Rows are queries."]

@@ -48,7 +48,10 @@ from ..read.safe_files import UnsafeFile, read_regular
 CACHE_FORMAT = "1"  # bump when the layout of entries changes
 _MAGIC = b"LSC2"
 # Libraries whose version changes what a page looks like (highlighting, math, templates, sanitizing).
-_OUTPUT_LIBRARIES = ("pygments", "math-core", "jinja2", "nh3", "markdown", "babel", "nbformat", "pyyaml")
+# distribution → its top-level module (uptodate.py finds where it is installed without importing it)
+_OUTPUT_LIBRARIES = {"pygments": "pygments", "math-core": "math_core", "jinja2": "jinja2", "nh3": "nh3",
+                     "markdown": "markdown", "babel": "babel", "nbformat": "nbformat", "pyyaml": "yaml"}
+OUTPUT_MODULES = tuple(_OUTPUT_LIBRARIES.values())
 
 
 class _Miss:
@@ -149,7 +152,7 @@ def read_bytes(path: Path) -> bytes | None:
         return None
 
 
-_RACY_NS = 2_000_000_000  # files changed less than this long ago are not remembered
+RACY_NS = 2_000_000_000  # files changed less than this long ago are not trusted by their metadata
 INPUT_LIMIT = 64 * 1024 * 1024  # no input file is hashed past this (each reader has its own, smaller limit)
 
 
@@ -187,7 +190,7 @@ class FileDigests:
             # File times are coarse (a clock tick): a file written moments ago could be written
             # again within the same tick, size unchanged, and look untouched. Such a file is
             # read again next time (git's rule for "racy" entries).
-            if self.memory is not None and time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_NS:
+            if self.memory is not None and time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_NS:
                 self.memory.set_head(key, known)
         return known[1]
 
@@ -481,6 +484,13 @@ class ObjectStore:
 _HEAD = len(_MAGIC) + 12  # magic, payload length (8 bytes), CRC-32 of the payload (4 bytes)
 
 
+def load_record(path: Path) -> Any:
+    """A record written by `BuildCache.save_record`, or MISS (a caller checks the folder first:
+    `cache_folder_problem`)."""
+    data = read_bytes(path)
+    return _decode(data) if data is not None else MISS
+
+
 def _encode(payload: bytes) -> bytes:
     # A checksum, not a signature: it catches torn writes and disk damage, cheaply (the whole
     # cache is read on every build).
@@ -589,6 +599,7 @@ class BuildStats:
     copied: int = 0  # files published as they are (sources, figures, static files), copied
     copy_reused: int = 0
     site_unchanged: bool = False  # every input as last time and the site untouched: nothing written
+    metadata_only: bool = False  # ... told by the inputs' metadata alone, nothing read (uptodate.py)
     workers: int = 1  # processes used for analysis and localization
 
 
@@ -699,8 +710,7 @@ class BuildCache:
 
     def load_record(self, path: Path) -> Any:
         """A record written by `save_record`, or MISS."""
-        data = read_bytes(path) if self.enabled else None
-        return _decode(data) if data is not None else MISS
+        return load_record(path) if self.enabled else MISS
 
     def save_record(self, path: Path, value: Any) -> None:
         """Write one small checksummed record (e.g. what the last build read and wrote)."""

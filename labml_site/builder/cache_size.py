@@ -102,6 +102,17 @@ def _same_file(fd: int, path: Path) -> bool:
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
+def note_use(out: Path) -> None:
+    """Note that the site at `out` was just used (a build that found it up to date and wrote
+    nothing), so eviction keeps its cache as recently used. Best effort."""
+    folder = cache_dir_for(out)
+    fd = _open_lock(folder) if not cache_folder_problem(folder) else None
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.utime(fd)
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def in_use(out: Path, enabled: bool = True) -> Iterator[None]:
     """Hold the cache folder of `out` for a build: locked (shared) against eviction, its last use

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..read.urls import url_problem
-from .theme import DEFAULT_TEMPLATES
+
+DEFAULT_TEMPLATES = Path(__file__).resolve().parent.parent / "theme"  # shipped inside the package
 
 # BCP 47-shaped tags: `en`, `zh`, `pt-BR`, `zh-Hant`. Tags become parts of file and URL paths
 # (`zh/…`, `<page>.zh.json`), so nothing else (`..`, `/`, spaces) may get through.

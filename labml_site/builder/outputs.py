@@ -53,12 +53,18 @@ def claim(out: Path) -> Path:
                 "so it never builds into a tracked folder: pass a folder git does not track (list it in "
                 ".gitignore) and copy the site from there if you commit it"
             )
+    remove_leftovers(out)
+    return out
+
+
+def remove_leftovers(out: Path) -> None:
+    """Remove what killed builds of the site at `out` left beside it: their temporary folders,
+    which carry the marker (or are empty), never one git tracks."""
     with contextlib.suppress(OSError):
         for entry in os.scandir(out.parent):
             if entry.name.startswith((f".{out.name}-new-", f".{out.name}-old-")) and entry.is_dir(follow_symlinks=False):
                 if (is_ours(entry.path) or not any(True for _ in os.scandir(entry.path))) and not tracked_files(Path(entry.path)):
                     shutil.rmtree(entry.path, ignore_errors=True)
-    return out
 
 
 def tracked_files(folder: Path) -> list[str]:

@@ -3,7 +3,7 @@
     source bytes ──analyse──▶ PageData                      once per file (read, typeset)
     PageData + catalog ──localize──▶ LocalText            per language (translate, render)
     PageData + the site's symbols ──link──▶ linked code   once per file, after every file's analysis
-    PageData ──notebook──▶ .ipynb                          once per Python file
+    PageData + figures' bytes ──notebook──▶ .ipynb         once per Python file (figures embedded)
 
 The memo layer (`memo.py`) memoises each call by the digest of the stage and its inputs;
 `prepare.py` schedules them (independent calls in worker processes) and `site.py` renders the
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..findings import Finding
 from ..render import notebooks, search_index
-from ..render.localize import localize
+from ..render.localize import label_translator, localize
 from ..render.text import LocalText, local_text
 from ..translate.catalog import Catalog
 from ..typeset import linking
@@ -90,6 +90,14 @@ def link_file(page: PageData, symbols: linking.Symbols) -> tuple[str | None, ...
     return tuple(None if new.code_html == old.code_html else new.code_html for old, new in zip(page.sections, linked.sections))
 
 
-def notebook_file(data: PageData) -> str | None:
-    """The page's .ipynb (None for a page that gets none)."""
-    return notebooks.notebook_json(data) if notebooks.wants_notebook(data) else None
+def notebook_figures(data: PageData, lang: str, catalog: str | None, assets: tuple[str, ...], *contents: bytes | None) -> notebooks.Figures:
+    """What the page's notebook in `lang` embeds (`notebooks.embed_plan`): `contents` are the
+    bytes of each of `assets` (None: missing or refused), the inputs that make an edited figure
+    rebuild the notebook; `catalog`, the page's translation file, labels the SVGs (None: as drawn)."""
+    translate = label_translator(Catalog.load(Path(catalog), lang)) if catalog is not None else None
+    return notebooks.embed_plan(data, dict(zip(assets, contents)), translate)
+
+
+def notebook_file(data: PageData, figures: notebooks.Figures | None = None) -> str | None:
+    """The page's .ipynb (None for a page that gets none), its figures embedded."""
+    return notebooks.notebook_json(data, figures) if notebooks.wants_notebook(data) else None

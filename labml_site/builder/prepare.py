@@ -23,6 +23,7 @@ from ..findings import Finding
 from ..read.safe_files import read_regular
 from ..read.structure import MAX_SOURCE_BYTES, SiteFiles, SourceFile
 
+from ..render import notebooks
 from ..render.text import LocalText
 from ..translate import glossary
 from ..translate.catalog import fuzzy_path, resolve_translation_path
@@ -142,7 +143,8 @@ def _prepare_file(job: _FileJob, entries: dict[str, object] | None, send: bool =
                 texts[lj.lang] = text
         else:
             texts[lj.lang] = text
-    notebook = pipeline.notebook_file(data) if analysed else None
+    # (a page with figures gets its notebook from the main process, which reads their bytes)
+    notebook = pipeline.notebook_file(data) if analysed and not notebooks.figure_assets(data) else None
     head = page_head(data) if analysed else None
     return _FileResult(head, text_heads, data if analysed and (send or entries is None) else None, texts, notebook)
 

@@ -23,6 +23,8 @@ from ..read.safe_files import read_regular
 from .cache import INPUT_LIMIT, BuildStats
 from .memo import Memo
 from .outputs import utf8, write_outputs
+from .result import BuildResult
+from .uptodate import LAST_BUILD, LastBuild, Snapshot, site_untouched
 from .workers import can_fork, fork_map
 
 __all__ = ["Deferred", "Production"]
@@ -46,13 +48,6 @@ class Copy:
     """A file published as it is, known by its bytes."""
 
     file: str  # the digest of its bytes
-
-
-@dataclass
-class _LastBuild:
-    inputs: str  # the digest of every input of that build
-    findings: list[Finding]  # its report
-    files: dict[str, tuple[int, int, int]]  # every file it wrote: out rel → (size, mtime_ns, inode)
 
 
 @dataclass
@@ -151,32 +146,24 @@ class Production:
     # build wrote is untouched, there is nothing to render, write or swap.
 
     def _last_build_path(self) -> Path:
-        return self.memo.cache.root / "last-build.pkl"
+        return self.memo.cache.root / LAST_BUILD
 
-    def unchanged_since_last_build(self, inputs: str) -> "_LastBuild | None":
+    def unchanged_since_last_build(self, inputs: str, snapshot: Snapshot) -> LastBuild | None:
         """The last build's record when its inputs were `inputs` and its files are all still there,
-        untouched, and alone in the site."""
+        untouched, and alone in the site. The record then takes `snapshot`, the metadata of the
+        inputs now, so that the next build can tell the same from metadata alone (uptodate.py)."""
         if not self.memo.cache.enabled:
             return None
         last = self.memo.cache.load_record(self._last_build_path())
-        if not isinstance(last, _LastBuild) or last.inputs != inputs:
+        if not isinstance(last, LastBuild) or last.inputs != inputs or not site_untouched(self.out, last.files):
             return None
-        count = 0
-        for folder, _dirs, names in os.walk(self.out):
-            for name in names:
-                path = os.path.join(folder, name)
-                known = last.files.get(os.path.relpath(path, self.out).replace(os.sep, "/"))
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    return None
-                if known is None or known != (st.st_size, st.st_mtime_ns, st.st_ino):
-                    return None
-                count += 1
-        return last if count == len(last.files) else None
+        if last.snapshot != snapshot:
+            self.memo.cache.save_record(self._last_build_path(), dataclasses.replace(last, snapshot=snapshot))
+        return last
 
-    def record_build(self, inputs: str, findings: list[Finding]) -> None:
-        """After a successful swap: what this build read and wrote, for `unchanged_since_last_build`."""
+    def record_build(self, inputs: str, findings: list[Finding], snapshot: Snapshot, result: BuildResult) -> None:
+        """After a successful swap: what this build read and wrote, for `unchanged_since_last_build`
+        and `uptodate.up_to_date`."""
         if not self.memo.cache.enabled:
             return
         files: dict[str, tuple[int, int, int]] = {}
@@ -191,7 +178,8 @@ class Production:
             except OSError:
                 return  # something else changed the site already: record nothing
             files[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
-        self.memo.cache.save_record(self._last_build_path(), _LastBuild(inputs, list(findings), files))
+        record = LastBuild(inputs, list(findings), files, snapshot, list(result.pages), result.kept, result.skipped)
+        self.memo.cache.save_record(self._last_build_path(), record)
 
     # -- the end of a build ----------------------------------------------------------------------
 

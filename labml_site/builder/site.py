@@ -1,4 +1,6 @@
-"""The build, top to bottom (`build` at the end of this module):
+"""The build, top to bottom (`build_with` at the end of this module; `build`, the entry point in
+builder/__init__.py, first asks `uptodate.py` whether the site is already what it would write,
+from the inputs' metadata alone, before this module is even imported):
 
 1. discover the source tree (`read.structure`);
 2. prepare every file: its analysis and its text in every language (`prepare.py`, running the
@@ -31,13 +33,14 @@ from .. import __version__
 from ..findings import Finding, Report
 from ..read.structure import Folder, SiteFiles, SourceFile, discover, lang_prefix, reading_order
 from ..render import notebooks, svg_safety
+from ..render.figures import svg_labels
 from ..render.i18n import language_name, text_direction
 from ..render.localize import LocalPage
 from ..read.redirects import REDIRECTS_FILE, case_sensitive, load_redirects
 from ..render.outputs import Language, Output, kinds
 from ..render.redirect import Redirect, plan_redirects
 from ..render.text import local_page
-from . import cache_size
+from . import cache_size, pipeline
 from .theme import Theme
 from ..translate import glossary, verdict
 from ..translate.catalog import Catalog, fuzzy_path, resolve_translation_path, translation_path
@@ -47,10 +50,13 @@ from ..typeset.page import PageData
 from .cache import BuildStats
 from .config import BuildConfig
 from .ui_catalogs import load_ui
-from .entries import asset_reader, svg_entries
+from .entries import asset_bytes, svg_entries
 from .heads import PageHead, TextHead
 from .memo import Input, Memo
 from .outputs import MARKER, MARKER_TEXT, claim, new_site_folder, swap_in, update_in_place, write_outputs
+from . import build  # (the entry point: up to date by metadata first, else build_with)
+from .result import BuildResult, Loaded
+from .uptodate import Snapshot, take_snapshot
 from .prepare import (
     Prepared,
     analyse_pages,
@@ -66,56 +72,6 @@ from .prepare import (
 )
 from .produce import Production
 from .validate import check_out
-
-@dataclass
-class BuildResult:
-    out: Path
-    report: Report
-    pages: Mapping[str, PageData]  # rel → page, code linked (loaded when read)
-    localized: dict[str, Mapping[str, LocalPage]]  # lang → rel → page (loaded when read)
-    files_written: int = 0
-    seconds: float = 0.0
-    stats: BuildStats = field(default_factory=BuildStats)  # what was computed vs reused
-    kept: tuple[str, ...] = ()  # sources that failed to parse, whose last good page the site keeps
-    skipped: tuple[str, ...] = ()  # sources that failed to parse and have no page (none ever parsed)
-    # lang → rel → verdict state → entries: each page's total as the status page counts it (the
-    # editor shows the same); empty when the site was unchanged and nothing was rendered.
-    counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
-
-    @property
-    def built(self) -> int:
-        """The pages made from the sources as they are now."""
-        return len(self.pages) - len(self.kept) - len(self.skipped)
-
-    @property
-    def ok(self) -> bool:
-        return not self.report.has_errors
-
-
-class _Loaded(Mapping):
-    """rel → a page, loaded from the cache when it is read: a build that reuses most of the
-    site never loads most of its pages, and callers that want one page get just that one."""
-
-    def __init__(self, rels: Iterable[str], load: Callable[[str], object]) -> None:
-        self._rels = list(rels)
-        self._known = set(self._rels)
-        self._load = load
-
-    def __getitem__(self, rel: str):
-        if rel not in self._known:
-            raise KeyError(rel)
-        return self._load(rel)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rels)
-
-    def __len__(self) -> int:
-        return len(self._rels)
-
-
-# ---------------------------------------------------------------------------------------------
-# The site as every output sees it
-
 
 # ---------------------------------------------------------------------------------------------
 # The site as every output sees it (render/outputs/base.py `Site`)
@@ -142,6 +98,8 @@ class _Site:
     linked: dict[str, Input] = field(default_factory=dict)  # rel → its linked page, as an input
     redirects: tuple[Redirect, ...] = ()  # old paths answered in every language (_plan_redirects)
     counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # lang → rel → state → n
+    figure_inputs: dict[tuple[str, str], tuple | None] = field(default_factory=dict)  # (rel, lang) → `_figure_inputs`
+    reported: set[Finding] = field(default_factory=set)  # the notebooks' figure findings already reported
 
     @property
     def memo(self) -> Memo:
@@ -267,9 +225,61 @@ class _Site:
         return source_of(self.prepared, rel)
 
     def notebook(self, rel: str) -> str:
-        """A page's .ipynb: made with its analysis in this build, else now."""
+        """A page's .ipynb: made with its analysis in this build (a page without figures), else
+        now, from its analysis and its figures' bytes (`_figure_inputs`)."""
         made = self.prepared.notebooks.get(rel)
-        return made if made is not None else notebooks.notebook_json(self.analysis(rel))
+        if made is not None:
+            return made
+        inputs = self._figure_inputs(rel, self.config.base_lang)
+        if inputs is None:
+            return notebooks.notebook_json(self.analysis(rel))
+        figures = self.memo.result(pipeline.notebook_figures, *inputs, valid=notebooks.Figures)
+        return self.memo.call(pipeline.notebook_file, page_input(self.prepared, self.memo, rel), figures, keep="memory", valid=str)
+
+    def notebook_figures(self, rel: str, lang: str) -> str:
+        """The digest of what the page's notebook in `lang` embeds ("" when it shows no figure),
+        which names the outputs that embed them; why a figure stays a link is reported (once)."""
+        inputs = self._figure_inputs(rel, lang)
+        if inputs is None:
+            return ""
+        figures = self.notebook_attachments(rel, lang)
+        for finding in figures.findings:
+            if finding not in self.reported:
+                self.reported.add(finding)
+                self.report.add(finding)
+        return self.memo.digest(pipeline.notebook_figures, *inputs)
+
+    def notebook_attachments(self, rel: str, lang: str) -> notebooks.Figures:
+        inputs = self._figure_inputs(rel, lang)
+        if inputs is None:
+            return notebooks.Figures()
+        return self.memo.call(pipeline.notebook_figures, *inputs, valid=notebooks.Figures)
+
+    def _figure_inputs(self, rel: str, lang: str) -> tuple | None:
+        """The inputs of `pipeline.notebook_figures` for a page (None: it shows no figure): its
+        analysis, each figure's bytes (None: missing or refused) and, in a translation, the page's
+        translation file with what its verdicts read (the SVGs' labels)."""
+        key = (rel, lang)
+        if key in self.figure_inputs:
+            return self.figure_inputs[key]
+        assets = tuple(a for a in self.heads[rel].assets if notebooks.is_figure(a))
+        found = None
+        if assets:
+            contents: list[Input | None] = []
+            for asset in assets:
+                if not self.publishable_figure(asset):
+                    contents.append(None)
+                    continue
+                path = self.files.assets[asset].path
+                contents.append(self.memo.source(path, path.read_bytes))
+            catalog = None
+            if lang != self.config.base_lang:
+                path = translation_path(self.config.translations, self.prepared.files[rel], lang)
+                gloss = glossary.glossary_path(path.parent, lang)
+                catalog = self.memo.files([path, fuzzy_path(path)] + ([gloss] if gloss is not None else []), str(path))
+            found = (page_input(self.prepared, self.memo, rel), lang, catalog, assets, *contents)
+        self.figure_inputs[key] = found
+        return found
 
     def template(self, name: str, context: dict) -> str:
         return self.theme.render(name, **context)
@@ -290,13 +300,20 @@ class _Site:
     def publishable_figure(self, asset: str) -> bool:
         return asset in self.files.assets and not _refused_asset(self, asset)
 
+    def figure_labels(self, asset: str) -> list[str]:
+        """An SVG figure's translatable labels, known by the file's bytes (kept with the heads)."""
+        found = self.files.assets.get(asset)
+        if found is None:
+            return []
+        return self.memo.call(_svg_labels, self.memo.source(found.path, lambda: asset_bytes(found.path)), keep="heads", valid=list)
+
     def figure_counts(self, file: SourceFile, lang: str) -> dict[str, int]:
         """The page's SVG figures' labels by the state of their verdict (their findings go to the
         report; the other entries are judged by `localize`, which reads no files): only a page
         with an SVG figure loads anything."""
         if not any(asset.lower().endswith(".svg") for asset in self.heads[file.rel].assets):
             return {}
-        labels = svg_entries(self.analysis(file.rel), asset_reader(self.files))
+        labels = svg_entries(self.analysis(file.rel), self.figure_labels)
         if lang == self.config.base_lang:
             return {"translated": len(labels)}
         path = translation_path(self.config.translations, file, lang)
@@ -455,17 +472,25 @@ def _asset_findings(site: _Site, asset: str) -> list[Finding]:
     return site.memo.call(_check_svg, asset, site.memo.source(path, path.read_bytes), keep="heads", valid=list)
 
 
+def _svg_labels(svg: bytes | None) -> list[str]:
+    """The stage: a figure's labels (none when it is not UTF-8 or not there)."""
+    try:
+        return svg_labels(svg.decode("utf-8")) if svg else []
+    except UnicodeDecodeError:
+        return []
+
+
 def _refused_asset(site: _Site, asset: str) -> bool:
     return any(f.severity == "error" for f in _asset_findings(site, asset))
 
 
 def _result(site: _Site, report: Report, written: int, started: float) -> BuildResult:
-    localized = {lang: _Loaded(site.heads, lambda rel, lang=lang: site.local(rel, lang)) for lang in site.config.langs}
+    localized = {lang: Loaded(site.heads, lambda rel, lang=lang: site.local(rel, lang)) for lang in site.config.langs}
     production = site.production
     kept = tuple(sorted(site.prepared.kept))
     skipped = tuple(sorted(rel for rel, head in site.heads.items() if failed_to_parse(head)))
-    return BuildResult(production.out, report, _Loaded(site.heads, site.page), localized, written,
-                       time.perf_counter() - started, production.stats, kept, skipped, site.counts)
+    return BuildResult(production.out, report, Loaded(site.heads, site.page), localized, written,
+                       time.perf_counter() - started, production.stats, kept, skipped, site.counts, site.figure_labels)
 
 
 @contextlib.contextmanager
@@ -484,22 +509,26 @@ def _fewer_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-def build(config: BuildConfig) -> BuildResult:
+def build_with(config: BuildConfig, snapshot: Snapshot | None) -> BuildResult:
+    """Build the site, reading every input; `snapshot` is the metadata of the inputs taken as the
+    build started (`build`, builder/__init__.py, takes it to see whether the site is already up to
+    date), recorded with the build for the next one."""
     started = time.perf_counter()
+    snapshot = snapshot or take_snapshot(config)
     glossary.forget_paths()  # (a glossary added since the last build of this process is found)
     check_out(config)  # never an output folder that holds the inputs or lies among them,
     out = claim(Path(config.out))  # nor one this builder did not write
-    with cache_size.in_use(out, enabled=config.cache), verdict.remembering():  # (held against eviction; each value judged once)
+    with cache_size.in_use(out, enabled=config.cache), verdict.remembering(long_lived=config.live_reload):  # (held against eviction; each value judged once)
         production = Production.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
         with _fewer_collections():
             try:
-                return _build(config, production, started)
+                return _build(config, production, snapshot, started)
             except BaseException:
                 production.memo.save_heads(prune=False)  # what was computed before the failure stays findable
                 raise
 
 
-def _build(config: BuildConfig, production: Production, started: float) -> BuildResult:
+def _build(config: BuildConfig, production: Production, snapshot: Snapshot, started: float) -> BuildResult:
     memo = production.memo
     report = Report()
     if memo.cache.refused:
@@ -532,7 +561,7 @@ def _build(config: BuildConfig, production: Production, started: float) -> Build
     site.languages = languages or _languages(memo, config.langs)
     report.extend(_plan_redirects(site))
     inputs = _inputs_digest(site)
-    last = production.unchanged_since_last_build(inputs)
+    last = production.unchanged_since_last_build(inputs, snapshot)
     if last is not None:  # the site on disk is exactly what this build would write
         memo.stats.site_unchanged = True
         memo.save_heads()
@@ -556,8 +585,9 @@ def _build(config: BuildConfig, production: Production, started: float) -> Build
     written = _write(site)
     record_links(prepared, memo)
     production.finish()
-    production.record_build(inputs, report.findings)
-    return _result(site, report, written, started)
+    result = _result(site, report, written, started)
+    production.record_build(inputs, report.findings, snapshot, result)
+    return result
 
 
 def _write(site: _Site) -> int:
@@ -620,5 +650,5 @@ def _inputs_digest(site: _Site) -> str:
     return memo.build_digest(*parts)
 
 
-__all__ = ["BuildConfig", "BuildResult", "build", "analyse_pages", "swap_in", "__version__"]
+__all__ = ["BuildConfig", "BuildResult", "build", "build_with", "analyse_pages", "swap_in", "__version__"]
 

@@ -9,7 +9,8 @@ import jinja2
 from jinja2 import meta
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, TemplateError, select_autoescape
 
-DEFAULT_TEMPLATES = Path(__file__).resolve().parent.parent / "theme"  # shipped inside the package
+from .config import DEFAULT_TEMPLATES
+
 
 # The templates the builder renders pages with (builder/site.py names them), and the files
 # under static/ that the builder writes itself rather than copies from the theme.

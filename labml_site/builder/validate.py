@@ -7,8 +7,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..read.structure import PAGE_SUFFIXES
-from .theme import DEFAULT_TEMPLATES, theme_problems
-from .config import LANG_TAG, BuildConfig
+from .config import DEFAULT_TEMPLATES, LANG_TAG, BuildConfig
 
 
 def check_lang(tag: str, option: str = "--langs") -> str:
@@ -43,6 +42,8 @@ def check_folder(path: Path, option: str, what: str) -> None:
 def check_templates(path: Path) -> None:
     """The theme must have every template the build renders or they use, and every static file
     they link: else one line naming what is missing, before anything is built."""
+    from .theme import theme_problems  # (jinja2: only for a build that reads its inputs)
+
     check_folder(path, "--templates", "the theme's templates (page.html, base.html, static/)")
     problems = theme_problems(Path(path))
     if not problems:
@@ -115,12 +116,10 @@ def check_translations(source: Path, translations: Path, required: bool, alterna
     example = None
     for path in translations.rglob("*.json"):  # lazily: the first match ends the walk
         rel = path.relative_to(translations).as_posix()
-        parts = rel[: -len(".json")].split(".")
-        if parts[-1] in ("fuzzy", "stale", "review"):
-            parts = parts[:-1]
-        if len(parts) < 2 or not LANG_TAG.fullmatch(parts[-1]) or rel.startswith("glossary."):
+        named = catalog_name(rel)
+        if named is None:
             continue
-        base = ".".join(parts[:-1])
+        base, _lang = named
         if any((Path(source) / (base + suffix)).is_file() for suffix in PAGE_SUFFIXES):
             return  # a page matches
         example = example or rel
@@ -132,6 +131,29 @@ def check_translations(source: Path, translations: Path, required: bool, alterna
             f"source page); translation files are named after the page's path under --source, such as "
             f"{expected}: check both folders"
         )
+
+
+def catalog_name(rel: str) -> tuple[str, str] | None:
+    """(the page's path without suffix, the language) of a translation file's path under the
+    translations folder (`<page>.<lang>.json` and its `.fuzzy`/`.stale`/`.review` sidecars);
+    None for anything else (the glossary, other JSON)."""
+    parts = rel[: -len(".json")].split(".") if rel.endswith(".json") else []
+    if parts and parts[-1] in ("fuzzy", "stale", "review"):
+        parts = parts[:-1]
+    if len(parts) < 2 or not LANG_TAG.fullmatch(parts[-1]) or rel.rsplit("/", 1)[-1].startswith("glossary."):
+        return None
+    return ".".join(parts[:-1]), parts[-1]
+
+
+def languages_in(translations: Path) -> list[str]:
+    """The languages that have translation files (`<page>.<lang>.json`) in `translations`."""
+    langs: set[str] = set()
+    if Path(translations).is_dir():
+        for path in Path(translations).rglob("*.json"):
+            named = catalog_name(path.relative_to(translations).as_posix())
+            if named is not None:
+                langs.add(named[1])
+    return sorted(langs)
 
 
 def check_has_pages(source: Path) -> None:

@@ -80,7 +80,7 @@ def _findings_options(p: argparse.ArgumentParser) -> None:
 
 
 def _site_options(p: argparse.ArgumentParser) -> None:
-    from ..builder.theme import DEFAULT_TEMPLATES
+    from ..builder.config import DEFAULT_TEMPLATES
 
     p.add_argument("--out", type=Path, default=Path("site"), metavar="DIR",
                    help="output folder, replaced by the new site: a new or empty folder, or one this builder "
@@ -235,10 +235,19 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 def site_config(args: argparse.Namespace):
     """The BuildConfig of `build`/`serve`, checked (raises UserError)."""
-    from ..builder.config import BuildConfig
-    from ..builder.validate import check_lang, parse_langs, validate
+    from ..builder.validate import validate
 
-    from .translation import languages_in
+    config, note = unchecked_site_config(args)
+    validate(config)
+    if note and not args.quiet:
+        print(note, file=sys.stderr)
+    return config
+
+
+def unchecked_site_config(args: argparse.Namespace):
+    """(the BuildConfig of `build`/`serve`, its languages' tags checked; a note for the user)."""
+    from ..builder.config import BuildConfig
+    from ..builder.validate import check_lang, languages_in, parse_langs
 
     base = check_lang(args.base_lang, "--base-lang")
     translations = args.translations if args.translations is not None else DEFAULT_TRANSLATIONS
@@ -273,17 +282,13 @@ def site_config(args: argparse.Namespace):
         jobs=args.jobs,
         cache=args.cache,
     )
-    validate(config)
-    if note and not args.quiet:
-        print(note, file=sys.stderr)
-    return config
+    return config, note
 
 
 def translation_config(args: argparse.Namespace):
     """The BuildConfig and the languages to work on of `check`/`stats`/`extract` (raises UserError)."""
     from ..builder.config import BuildConfig
-    from ..builder.validate import check_folder, check_lang, check_translations, parse_langs
-    from .translation import languages_in
+    from ..builder.validate import check_folder, check_lang, check_translations, languages_in, parse_langs
 
     base = check_lang(args.base_lang, "--base-lang")
     translations = args.translations if args.translations is not None else DEFAULT_TRANSLATIONS
@@ -345,13 +350,16 @@ def os_error_message(e: OSError, config) -> str:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from ..builder.site import build
+    from ..builder import build
+    from ..builder.validate import validate
 
-    config = site_config(args)
+    config, note = unchecked_site_config(args)
     try:
-        result = build(config)
+        result = build(config, check=validate)  # (checked only when the site is not already up to date)
     except OSError as e:
         raise UserError(os_error_message(e, config), status=1) from None
+    if note and not args.quiet:
+        print(note, file=sys.stderr)
     print_findings(result.report.findings, args.format, args.quiet)
     errors = len(result.report.errors)
     warnings = len(result.report.findings) - errors
@@ -373,7 +381,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from ..builder.serve import make_server, watch_and_rebuild
-    from ..builder.site import build
+    from ..builder import build
 
     config = site_config(args)
     config.live_reload = True  # keeps the build cache in memory between rebuilds
@@ -428,7 +436,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _workbench_config(args: argparse.Namespace, langs: tuple[str, ...]):
     from ..builder.config import BuildConfig
     from ..builder.validate import check_folder, check_lang, check_translations, validate
-    from ..builder.theme import DEFAULT_TEMPLATES
+    from ..builder.config import DEFAULT_TEMPLATES
 
     base = check_lang(args.base_lang, "--base-lang")
     translations = args.translations if args.translations is not None else DEFAULT_TRANSLATIONS

@@ -34,21 +34,6 @@ def _keys_by_page(config: BuildConfig) -> tuple[list[SourceFile], dict[str, list
     return files.pages, keys, findings
 
 
-def languages_in(translations: Path) -> list[str]:
-    """The languages that have translation files (`<page>.<lang>.json`) in `translations`."""
-    from ..builder.validate import LANG_TAG
-
-    langs: set[str] = set()
-    if Path(translations).is_dir():
-        for path in Path(translations).rglob("*.json"):
-            parts = path.name[: -len(".json")].split(".")
-            if parts[-1] in ("fuzzy", "stale", "review"):
-                parts = parts[:-1]
-            if len(parts) >= 2 and parts[0] != "glossary" and LANG_TAG.fullmatch(parts[-1]):
-                langs.add(parts[-1])
-    return sorted(langs)
-
-
 def _untranslated_by_file(findings: list[Finding]) -> list[Finding]:
     """The "not translated yet" notes, one line per file instead of one per entry (`--verbose`
     lists them): a new language has hundreds, and they are no problem, only work to do."""

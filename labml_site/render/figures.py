@@ -28,6 +28,8 @@ import html
 import re
 from typing import Callable, Iterable
 
+from . import svg_safety
+
 _COLOUR_ATTR = re.compile(r'\b(fill|stroke|stop-color|color)="([^"]+)"')
 _HEX = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})")
 _NAMED = {"white": "#ffffff", "black": "#000000", "gray": "#808080", "grey": "#808080", "lightgray": "#d3d3d3",
@@ -155,6 +157,14 @@ def themed_svg(svg: str, translate: Callable[[str], str | None] | None = None) -
     return svg[: opening.end()] + _dark_style(svg) + svg[opening.end():]
 
 
+def published_svg(text: str, asset: str, translate: Callable[[str], str | None] | None = None) -> str | None:
+    """The figure as the site publishes it in a language: sanitised (svg_safety.py: nothing that
+    could run script or load from elsewhere), themed and labelled (`themed_svg`); None for a
+    figure that is refused. The site's figure files and the notebooks' attachments are this."""
+    svg = svg_safety.safe_svg(text, asset)
+    return None if svg is None else themed_svg(svg, translate)
+
+
 _ALT = re.compile(r'<img\b[^>]*?\balt="([^"]*)"')
 
 
@@ -163,12 +173,11 @@ def image_alts(htmls: Iterable[str]) -> list[str]:
     return [html.unescape(alt) for h in htmls for alt in _ALT.findall(h) if has_letter(html.unescape(alt))]
 
 
-def figure_keys(placeholders: Iterable[str], assets: Iterable[str], read: Callable[[str], str | None]) -> list[str]:
-    """A page's extra translation keys: its images' alt texts, then its SVG figures' labels."""
+def figure_keys(placeholders: Iterable[str], assets: Iterable[str], labels: Callable[[str], list[str]]) -> list[str]:
+    """A page's extra translation keys: its images' alt texts, then its SVG figures' labels
+    (`labels(asset)`: `svg_labels` of the figure's text, read by the caller)."""
     keys = image_alts(placeholders)
     for asset in assets:
         if asset.lower().endswith(".svg"):
-            text = read(asset)
-            if text:
-                keys.extend(svg_labels(text))
+            keys.extend(labels(asset))
     return list(dict.fromkeys(keys))

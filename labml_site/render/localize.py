@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..findings import Finding
 from ..typeset.page import BlockData, PageData
@@ -67,6 +68,21 @@ class LocalPage:
 def plain_text(translated_html: str) -> str:
     """Titles and summaries are plain text: drop any markup a translator put in."""
     return html.unescape(_TAG_RE.sub("", translated_html)).strip()
+
+
+def label_translator(catalog: Catalog | None) -> Callable[[str], str | None] | None:
+    """How a figure's labels read in the language of `catalog` (the translation file of a page
+    that shows it): a label's shown translation as plain text, else None (drawn as it is)."""
+    if catalog is None:
+        return None
+
+    def translate(label: str) -> str | None:
+        if label not in catalog:
+            return None
+        found = catalog.verdict(label)
+        return plain_text(found.html) if found.shown and found.html else None
+
+    return translate
 
 
 def _untranslated(block: BlockData, marker: str, status: str) -> str:

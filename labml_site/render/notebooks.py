@@ -9,17 +9,29 @@ The prose is the English Markdown as written (with `$…$` math, which Jupyter r
 next to the page's `.py` file. Other languages' notebooks are no files: a translated page carries
 the cell plan (`browser_plan`) and its sections' prose as Markdown (`render/markdown.py`, as for
 page.md), and its script makes the notebook from those and the page's code.
+
+Figures the prose shows are embedded, so that a notebook opened anywhere shows them: each is a
+cell attachment (nbformat's `"attachments": {name: {mime type: base64}}`) of the Markdown cell
+that shows it, named by `![alt](attachment:name)`. An SVG is embedded as the site publishes it in
+that language (sanitised, themed, its labels translated: `figures.published_svg`), a PNG, JPEG,
+GIF or WebP as it is. A figure that is missing, refused or larger than `MAX_FIGURE_BYTES` stays
+a relative link, with a finding (`embed_plan`).
 """
 from __future__ import annotations
 
 import ast
+import base64
+import html
 import json
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
-from ..typeset.page import PageData, SectionData
+from ..findings import Finding
+from ..read.rules.images import images_in
+from ..typeset.page import PageData, SectionData, image_target, is_local_image
+from . import figures as svg_figures
 
 NBFORMAT = 4
 NBFORMAT_MINOR = 5
@@ -92,6 +104,120 @@ def fields_as_lists(markdown: str) -> str:
             in_item = False
             out.append(line)
     return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures as cell attachments
+
+# A figure is embedded up to this size (its bytes as embedded, before base64): a notebook is
+# downloaded whole, and Jupyter keeps every attachment in memory; a larger one stays a link.
+MAX_FIGURE_BYTES = 512 * 1024
+RASTER_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+SVG_TYPE = "image/svg+xml"
+_NAME_UNSAFE_RE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def is_figure(asset: str) -> bool:
+    """Whether a notebook embeds this asset when the prose shows it: an SVG or a raster image."""
+    suffix = posixpath.splitext(asset)[1].lower()
+    return suffix == ".svg" or suffix in RASTER_TYPES
+
+
+def figure_assets(page: PageData) -> tuple[str, ...]:
+    """The page's figures a notebook embeds, in the order the prose shows them."""
+    return tuple(a for a in page.assets if is_figure(a))
+
+
+@dataclass(frozen=True)
+class Attachment:
+    name: str  # the attachment's name in its cell (`attachment:<name>`)
+    mime: str
+    data: str  # base64
+
+    def bundle(self) -> dict[str, str]:
+        return {self.mime: self.data}
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What a page's notebook embeds in one language: asset → attachment, and why the others
+    stay links (findings, with the line of the prose that shows them)."""
+
+    attachments: tuple[tuple[str, Attachment], ...] = ()
+    findings: tuple[Finding, ...] = ()
+
+    def by_asset(self) -> dict[str, Attachment]:
+        return dict(self.attachments)
+
+
+def embed_plan(page: PageData, contents: Mapping[str, bytes | None],
+               translate: Callable[[str], str | None] | None = None) -> Figures:
+    """The attachments of a page's notebook: each of its figures (`figure_assets`) with its bytes
+    in `contents` (None: missing or refused), an SVG as published (`translate`: its labels in the
+    notebook's language), within `MAX_FIGURE_BYTES`; a finding for each that stays a link."""
+    attachments: list[tuple[str, Attachment]] = []
+    findings: list[Finding] = []
+    taken: set[str] = set()
+    lines = dict(page.asset_lines)
+
+    def link(asset: str, why: str) -> None:
+        findings.append(Finding("warning", "notebook-figure", f"{asset} {why}, so the page's notebook links to it "
+                                "instead of embedding it (the link breaks once the notebook is downloaded)",
+                                path=page.rel, line=lines.get(asset)))
+
+    for asset in figure_assets(page):
+        data = contents.get(asset)
+        if data is None:
+            link(asset, "is missing or not published")
+            continue
+        suffix = posixpath.splitext(asset)[1].lower()
+        if suffix == ".svg":
+            if len(data) > 4 * MAX_FIGURE_BYTES:  # (not worth sanitising: it could not fit)
+                link(asset, f"is {len(data) // 1024} KiB, larger than the {MAX_FIGURE_BYTES // 1024} KiB a notebook embeds")
+                continue
+            svg = svg_figures.published_svg(data.decode("utf-8", "replace"), asset, translate)
+            if svg is None:
+                link(asset, "is refused as a figure (see its svg-refused error)")
+                continue
+            data, mime = svg.encode("utf-8"), SVG_TYPE
+        else:
+            mime = RASTER_TYPES[suffix]
+        if len(data) > MAX_FIGURE_BYTES:
+            link(asset, f"is {len(data) // 1024} KiB, larger than the {MAX_FIGURE_BYTES // 1024} KiB a notebook embeds")
+            continue
+        name = _NAME_UNSAFE_RE.sub("_", posixpath.basename(asset)) or "figure"
+        if name in taken:  # two folders' figures of the same name
+            stem, ext = posixpath.splitext(name)
+            name = next(f"{stem}-{n}{ext}" for n in range(2, len(taken) + 3) if f"{stem}-{n}{ext}" not in taken)
+        taken.add(name)
+        attachments.append((asset, Attachment(name, mime, base64.b64encode(data).decode("ascii"))))
+    return Figures(tuple(attachments), tuple(findings))
+
+
+def embed_figures(markdown: str, page_rel: str, attachments: Mapping[str, Attachment]) -> tuple[str, dict[str, dict[str, str]]]:
+    """A Markdown cell's text with each image of an embedded figure as `![alt](attachment:name)`,
+    and the cell's attachments (nbformat's form). Images in code fences are code, kept."""
+    if "![" not in markdown or not attachments:
+        return markdown, {}
+    used: dict[str, dict[str, str]] = {}
+    out: list[str] = []
+    in_fence = False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        if not in_fence and "![" in line:
+            parts, last = [], 0
+            for start, end, alt, src in images_in(line):
+                src = html.unescape(src)
+                found = attachments.get(image_target(page_rel, src)) if is_local_image(src) else None
+                if found is None:
+                    continue
+                parts += [line[last:start], f"![{alt}](attachment:{found.name})"]
+                used[found.name] = found.bundle()
+                last = end
+            line = "".join(parts) + line[last:]
+        out.append(line)
+    return "\n".join(out), used
 
 
 def _cells(sections: tuple[SectionData, ...]) -> list[_Cell]:
@@ -167,15 +293,18 @@ def _source_lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-def notebook(page: PageData) -> dict:
-    """The page as an nbformat v4 notebook (a plain dict, ready for `json.dumps`)."""
+def notebook(page: PageData, figures: Figures | None = None) -> dict:
+    """The page as an nbformat v4 notebook (a plain dict, ready for `json.dumps`), with the
+    figures of `figures` (`embed_plan`) embedded."""
     cells: list[dict] = []
     intro = _intro(page)
     if intro:
         cells.append(_markdown(intro, "intro"))
+    attachments = figures.by_asset() if figures else {}
     for i, cell in enumerate(_cells(page.sections)):
         if cell.prose:
-            cells.append(_markdown("\n\n".join(cell.prose), f"c{i}-md"))
+            text, used = embed_figures("\n\n".join(cell.prose), page.rel, attachments)
+            cells.append(_markdown(text, f"c{i}-md", used))
         if cell.code:
             cells.append({
                 "cell_type": "code",
@@ -228,12 +357,15 @@ def browser_plan(page: PageData) -> dict:
     return {"name": posixpath.basename(notebook_path(page.rel)), "intro": _intro(page), "cells": cells}
 
 
-def _markdown(text: str, cell_id: str) -> dict:
-    return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": _source_lines(text)}
+def _markdown(text: str, cell_id: str, attachments: dict | None = None) -> dict:
+    cell = {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": _source_lines(text)}
+    if attachments:
+        cell["attachments"] = attachments
+    return cell
 
 
-def notebook_json(page: PageData) -> str:
-    return json.dumps(notebook(page), ensure_ascii=False, indent=1) + "\n"
+def notebook_json(page: PageData, figures: Figures | None = None) -> str:
+    return json.dumps(notebook(page, figures), ensure_ascii=False, indent=1) + "\n"
 
 
 def code_cells(nb: dict) -> list[str]:

@@ -59,14 +59,18 @@ FUZZY = Verdict("fuzzy")
 # so a tool or a test that changes the checks sees the change at once.
 _JUDGED: OrderedDict[tuple, tuple[object, "Verdict"]] | None = None
 _JUDGED_MAX = 50_000
+# What the builds of a long-lived process (`serve`, the editor) judged, kept for its next builds:
+# the checks cannot change within a process, and a changed glossary is a new object (a new key).
+_LONG_LIVED: OrderedDict[tuple, tuple[object, "Verdict"]] = OrderedDict()
 
 
 @contextlib.contextmanager
-def remembering() -> Iterator[None]:
+def remembering(long_lived: bool = False) -> Iterator[None]:
     """Judge each (English, translation, language, glossary) once until the block ends (a build;
-    its forked workers inherit the memo, empty or not)."""
+    its forked workers inherit the memo, empty or not); with `long_lived`, once per process."""
     global _JUDGED
-    outer, _JUDGED = _JUDGED, OrderedDict() if _JUDGED is None else _JUDGED
+    outer = _JUDGED
+    _JUDGED = outer if outer is not None else (_LONG_LIVED if long_lived else OrderedDict())
     try:
         yield
     finally:

@@ -66,6 +66,7 @@ class PageData:
     is_python: bool = True
     redirect: str = ""  # front matter `redirect:`: a page with no prose of its own points there
     order: str = ""  # front matter `order:` (a number), for the folder's reading order
+    asset_lines: tuple[tuple[str, int], ...] = ()  # (asset, the source line that first shows it)
 
     @property
     def links(self) -> tuple[str, ...]:
@@ -237,10 +238,21 @@ def is_outside(url: str) -> bool:
     return bool(urlparse(url.strip()).scheme) or seen[:2] in {"//", "\\\\", "/\\", "\\/"} or bool(_SCHEME_RE.match(seen))
 
 
+def is_local_image(src: str) -> bool:
+    """Whether an image's `src` names a file of the source tree (else it is shown as a link)."""
+    src = src.strip()
+    return not (urlparse(src).scheme or src.startswith("//") or is_outside(src))
+
+
+def image_target(page_rel: str, src: str) -> str:
+    """The source-relative path of the file a page's image `src` (a local one) names: what the
+    page's `assets` list, and what its notebook embeds (render/notebooks.py)."""
+    return posixpath.normpath(posixpath.join(posixpath.dirname(page_rel), urlparse(src.strip()).path))
+
+
 def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list[str], in_link: bool = False) -> str:
     src, alt = ph.text.strip(), ph.alt
-    parsed = urlparse(src)
-    if parsed.scheme or src.startswith("//") or is_outside(src):
+    if not is_local_image(src):
         # The site makes no outside requests: an outside image becomes a plain link.
         findings.append(
             Finding(
@@ -261,8 +273,7 @@ def _image(ph: Placeholder, page_rel: str, findings: list[Finding], assets: list
             return f'<span class="outside-image">{html.escape(alt or src)}</span>'
         # alone: a link to the image, marked as standing in for it (as the badge's text is)
         return f'<a class="outside-image" href="{html.escape(src)}">{html.escape(alt or src)}</a>'
-    target = posixpath.normpath(posixpath.join(posixpath.dirname(page_rel), parsed.path))
-    assets.append(target)
+    assets.append(image_target(page_rel, src))
     return f'<img src="{html.escape(src)}" alt="{html.escape(alt)}" loading="lazy">'
 
 
@@ -411,6 +422,7 @@ def analyse(rel: str, url: str, text: str) -> PageData:
     lines = highlight.highlight_python_lines(text, parsed.tokens) if is_python else []
     ids = _Ids()
     assets: list[str] = []
+    asset_lines: dict[str, int] = {}  # where the prose first shows each (for the notebooks' findings)
     sections: list[SectionData] = []
     definitions: list[tuple[str, str]] = []
     all_blocks = [section_blocks(section) for section in parsed.sections]
@@ -434,6 +446,9 @@ def analyse(rel: str, url: str, text: str) -> PageData:
                 for i, ph in enumerate(block.placeholders)
             )
             rendered_blocks.append(BlockData(block.key, rendered, block.line))
+            for ph in block.placeholders:
+                if ph.kind == "image" and is_local_image(ph.text):
+                    asset_lines.setdefault(image_target(rel, ph.text), ph.line)
         section_id, names = ids.for_section(index, section, blocks)
         definitions.extend((name, section_id) for name in names)
         code_html = ""
@@ -463,6 +478,7 @@ def analyse(rel: str, url: str, text: str) -> PageData:
         is_python,
         redirect,
         parsed.meta.get("order", "").strip(),
+        tuple(asset_lines.items()),
     )
 
 

@@ -156,7 +156,7 @@ class Session:
                 data = result.pages[file.rel]
                 if data.sections or file.is_index:
                     pages[file.url] = _Page(file, data, translation_path(self.root, file, self.lang),
-                                            tuple(figure_entries(data, read)))
+                                            tuple(figure_entries(data, read, result.figure_labels)))
             self.result, self.pages = result, pages
             self.build_id += 1
             if self.memory_ready.is_set():

@@ -46,6 +46,11 @@ that computes them, and the shape of every tensor is noted at each step, for exa
 #    layer and head by head, its loss curve, and samples at several steps.
 # 10. [Generating with a KV cache](kv_cache.html): reusing the keys and values of earlier
 #     positions, checked against full recomputation.
+# 11. [Padding](padding.html): a batch of sequences of different lengths, a padding mask, and a
+#     loss that really leaves the padding out.
+# 12. [Where attention went next](where_next.html): rotary position embeddings, grouped-query
+#     attention and the online softmax of FlashAttention, in short tested code, with papers to
+#     read on.
 #
 # ## Running the code
 #

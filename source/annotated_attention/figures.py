@@ -196,6 +196,13 @@ def render_all(learned_data: dict | None = None) -> dict[str, str]:
         "The scaled scores of the first token are 14 and 12, which the softmax turns into "
         "0.88 and 0.12. The second token's scores, 2.5 and 3, give 0.38 and 0.62.")
 
+    # ### Two pages with figures of their own
+    #
+    # Pages that draw figures of their own have a `page_figures` function.
+    from . import padding, positional_encoding
+    figures.update(positional_encoding.page_figures())
+    figures.update(padding.page_figures())
+
     # ### The trained model's figures
     #
     # [What the model learned](learned.html) draws its figures from the numbers of a training

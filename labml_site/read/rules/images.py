@@ -122,3 +122,18 @@ def _image_tail(text: str, r: int) -> int | None:
         if end is not None:
             return end
     return r2 + 1 if text.startswith(")", r2) else None
+
+
+def images_in(text: str) -> list[tuple[int, int, str, str]]:
+    """Every `![alt](src …)` of a Markdown text as (start, end, alt, src), as the image rule reads
+    them (for the notebooks, which embed the figures they name)."""
+    found, i = [], text.find("![")
+    while i >= 0:
+        match = _image_match(text, i)
+        if match is None:
+            i = text.find("![", i + 1)
+            continue
+        alt, url, end = match
+        found.append((i, end, alt, url))
+        i = text.find("![", end)
+    return found

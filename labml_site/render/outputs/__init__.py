@@ -22,7 +22,7 @@ from .base import Language, Output, Site
 from .files import Figure, Notebook, Sitemap
 from .pages import FolderPage, MovedPage, NotFound, Page, RedirectPage, SearchPage, SourcePage, StatusPage
 from .programs import LlmsTxt, PageMarkdown
-from .scripts import MarkdownScript, Originals, SearchIndex, markdown_path, originals_path
+from .scripts import MarkdownScript, NotebookFigures, Originals, SearchIndex, figures_path, markdown_path, originals_path
 from .sections import PageSections
 
 # Per language (`describe(site, lang)`), then once for the site (`describe(site, None)`).
@@ -34,6 +34,7 @@ _KINDS: tuple[tuple[type[Output], bool], ...] = (
     (PageSections, True),
     (Figure, True),
     (MarkdownScript, True),
+    (NotebookFigures, True),
     (MovedPage, True),
     (FolderPage, True),
     (StatusPage, True),
@@ -54,6 +55,6 @@ def kinds(per_language: bool) -> Iterator[type[Output]]:
 
 __all__ = [
     "Figure", "FolderPage", "Language", "LlmsTxt", "MarkdownScript", "NotFound", "Notebook", "Originals",
-    "MovedPage", "Output", "Page", "PageMarkdown", "PageSections", "RedirectPage", "SearchIndex", "SearchPage", "Site",
-    "Sitemap", "SourcePage", "StatusPage", "kinds", "markdown_path", "originals_path",
+    "MovedPage", "NotebookFigures", "Output", "Page", "PageMarkdown", "PageSections", "RedirectPage", "SearchIndex", "SearchPage", "Site",
+    "Sitemap", "SourcePage", "StatusPage", "figures_path", "kinds", "markdown_path", "originals_path",
 ]

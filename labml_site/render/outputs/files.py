@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Iterator
 
-from .. import figures, notebooks, sitemap, svg_safety
-from ..localize import plain_text
+from .. import figures, notebooks, sitemap
+from ..localize import label_translator
 from .base import Output, Site
 
 
@@ -36,35 +36,29 @@ class Figure(Output):
                     yield prefix + asset, cls(lang, asset, site.file_digest_of_asset(asset), file.rel, text), file.rel
 
     def render(self, site: Site) -> bytes:
-        svg = svg_safety.safe_svg(site.asset_text(self.asset), self.asset)
-        if svg is None:  # (refused figures are not published: `publishable_figure`)
-            return b""
-        translate = None
         catalog = site.figure_catalog(self.rel, self.lang) if self.text else None
-        if catalog is not None:
-            def translate(label: str) -> str | None:
-                if label not in catalog:
-                    return None
-                found = catalog.verdict(label)
-                return plain_text(found.html) if found.shown and found.html else None
-
-        return figures.themed_svg(svg, translate).encode("utf-8")
+        svg = figures.published_svg(site.asset_text(self.asset), self.asset, label_translator(catalog))
+        return b"" if svg is None else svg.encode("utf-8")  # (refused figures are not published: `publishable_figure`)
 
 
 @dataclass(frozen=True)
 class Notebook(Output):
-    """A Python page's .ipynb (it reads the page's code and prose, not the linked HTML)."""
+    """A Python page's .ipynb (it reads the page's code and prose, not the linked HTML, and the
+    bytes of the figures it embeds)."""
 
     rel: str
     analysis: str  # the digest of its analysis
+    figures: str  # the digest of what it embeds (the figures' bytes: `site.notebook_figures`)
 
     per_language = False
 
     @classmethod
     def describe(cls, site: Site, lang: None = None) -> Iterator[tuple[str, Output, str]]:
+        base = site.config.base_lang
         for file in site.files.pages:
             if site.heads[file.rel].notebook:
-                yield notebooks.notebook_path(file.rel), cls(file.rel, site.analysis_digest(file.rel)), ""
+                figures = site.notebook_figures(file.rel, base)
+                yield notebooks.notebook_path(file.rel), cls(file.rel, site.analysis_digest(file.rel), figures), ""
 
     def render(self, site: Site) -> str:
         return site.notebook(self.rel)

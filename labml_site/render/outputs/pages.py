@@ -18,7 +18,7 @@ from .. import notebooks
 from ..math_text import mathml_text, plain_with_math
 from ..redirect import REDIRECT_SCRIPT, redirect_html
 from .base import Language, Output, Site
-from .scripts import markdown_path, originals_path
+from .scripts import figures_path, markdown_path, originals_path, shows_figures
 
 
 def crumbs(site: Site, lang: str, url: str) -> tuple[str, ...]:
@@ -155,6 +155,7 @@ class Page(Output):
     notebook: bool = False
     notebook_plan: str = ""
     markdown: str = ""  # the script with its prose as Markdown (a translation's notebook)
+    figures: str = ""  # the script with the figures that notebook embeds ("" when none)
     repo_href: str = ""
 
     @classmethod
@@ -184,6 +185,7 @@ class Page(Output):
                 notebook=head.is_python and head.notebook,
                 notebook_plan=head.notebook_plan if head.is_python and head.notebook and lang != config.base_lang else "",
                 markdown=language.prefix + markdown_path(file.folder) if head.is_python and head.notebook and translated else "",
+                figures=language.prefix + figures_path(file.rel) if translated and shows_figures(head) else "",
                 repo_href=url_under(config.source_url, file.rel) if config.source_url else "",
             )
             yield language.prefix + file.url, page, file.rel
@@ -210,6 +212,8 @@ class Page(Output):
             if self.notebook_plan:  # the title is the language's, and its prose (a script)
                 intro = notebooks.translated_intro(self.rel, json.loads(self.notebook_plan).get("intro", ""), language.ui.gettext)
                 own = {"title": self.title, "prose": {"src": relative_url(here, self.markdown), "page": url}, "intro": intro}
+                if self.figures:
+                    own["figures"] = relative_url(here, self.figures)
                 context["notebook_plan"] = self.notebook_plan[:-1] + "," + json.dumps(own, ensure_ascii=False, separators=(",", ":"))[1:]
         return site.template("page.html", context)
 

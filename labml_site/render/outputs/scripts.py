@@ -4,11 +4,12 @@ not JSON: pages opened from file:// cannot fetch JSON, but can load a script."""
 from __future__ import annotations
 
 import json
+import posixpath
 from dataclasses import dataclass
 from typing import Iterator
 
 from ...read.structure import ORIGINALS_FOLDER, Folder, SourceFile
-from .. import search_index
+from .. import notebooks, search_index
 from ..localize import section_html
 from .base import Output, Site
 from .programs import prose_markdown
@@ -26,6 +27,19 @@ def markdown_path(folder: str) -> str:
     pages as Markdown by page and section, for the notebooks site.js makes of translated pages
     (loaded on click: in the page, it made them a fifth larger)."""
     return f"{ORIGINALS_FOLDER}/{folder + '/' if folder else ''}markdown.js"
+
+
+def figures_path(rel: str) -> str:
+    """The script holding, in one language (under its folder), the figures a page's notebook
+    embeds, for the notebook site.js makes of the translated page: one per page that shows
+    figures, loaded on click (in the folder's markdown.js, every page's notebook loaded them all)."""
+    folder, name = posixpath.split(posixpath.splitext(rel)[0])
+    return f"{ORIGINALS_FOLDER}/{folder + '/' if folder else ''}{name}.figures.js"
+
+
+def shows_figures(head) -> bool:
+    """Whether a page's translated notebook takes figures from a `figures_path` script."""
+    return head.is_python and head.notebook and head.has_sections and any(notebooks.is_figure(a) for a in head.assets)
 
 
 def with_originals(site: Site, folder: Folder) -> list[SourceFile]:
@@ -99,7 +113,7 @@ class MarkdownScript(Output):
 
     lang: str
     base_lang: str
-    pages: tuple[tuple[str, str, str], ...]  # (rel, URL, digest of its text)
+    pages: tuple[tuple[str, str, str, tuple], ...]  # (rel, URL, digest of its text, (asset, attachment name) embedded)
 
     @classmethod
     def describe(cls, site: Site, lang: str) -> Iterator[tuple[str, Output, str]]:
@@ -107,9 +121,49 @@ class MarkdownScript(Output):
             return
         prefix = site.language(lang).prefix
         for folder in _folders(site, lambda head: head.is_python and head.notebook and head.has_sections):
-            pages = tuple((p.rel, p.url, site.text_digest(p.rel, lang)) for p in with_notebooks(site, folder))
+            # (the names of the attachments, not their bytes: an edited figure leaves the prose as it is)
+            pages = tuple((p.rel, p.url, site.text_digest(p.rel, lang), _attachment_names(site, p.rel, lang)) for p in with_notebooks(site, folder))
             yield prefix + markdown_path(folder.rel), cls(lang, site.config.base_lang, pages), folder.rel
 
     def render(self, site: Site) -> str:
-        found = {url: prose_markdown(site.unlinked_local(rel, self.lang), self.lang == self.base_lang) for rel, url, _ in self.pages}
+        """URL → each section's Markdown, its embedded figures named `attachment:name` (their
+        bytes are in the page's `NotebookFigures` script)."""
+        found = {}
+        for rel, url, _, figures in self.pages:
+            prose = prose_markdown(site.unlinked_local(rel, self.lang), self.lang == self.base_lang)
+            if figures:
+                embedded = site.notebook_attachments(rel, self.lang).by_asset()
+                prose = [notebooks.embed_figures(text, rel, embedded)[0] for text in prose]
+            found[url] = prose
         return "window.labmlMarkdown = " + json.dumps(found, ensure_ascii=False, separators=(",", ":")) + ";\n"
+
+
+def _attachment_names(site: Site, rel: str, lang: str) -> tuple[tuple[str, str], ...]:
+    if not shows_figures(site.heads[rel]):
+        return ()
+    return tuple((asset, a.name) for asset, a in site.notebook_attachments(rel, lang).attachments)
+
+
+@dataclass(frozen=True)
+class NotebookFigures(Output):
+    """The figures a translated page's notebook embeds, as nbformat attachments by name (site.js
+    puts each in the cells that name it): `labmlAttachments[URL]`."""
+
+    lang: str
+    rel: str
+    url: str
+    figures: str  # the digest of what it embeds (`site.notebook_figures`)
+
+    @classmethod
+    def describe(cls, site: Site, lang: str) -> Iterator[tuple[str, Output, str]]:
+        if lang == site.config.base_lang:
+            return
+        prefix = site.language(lang).prefix
+        for file in site.files.pages:
+            if site.published(file) and shows_figures(site.heads[file.rel]):
+                yield prefix + figures_path(file.rel), cls(lang, file.rel, file.url, site.notebook_figures(file.rel, lang)), file.rel
+
+    def render(self, site: Site) -> str:
+        attached = {a.name: a.bundle() for _, a in site.notebook_attachments(self.rel, self.lang).attachments}
+        return ("window.labmlAttachments = window.labmlAttachments || {};\n"
+                f"window.labmlAttachments[{json.dumps(self.url)}] = " + json.dumps(attached, separators=(",", ":")) + ";\n")

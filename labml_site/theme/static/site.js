@@ -54,7 +54,16 @@
     if (parts[parts.length - 1]) { lines.push(parts[parts.length - 1]); }
     return lines;
   }
-  function notebookOf(plan, markdown) {
+  // A figure is embedded in the cell that shows it (the builder wrote `attachment:name` there).
+  function markdownCell(id, text, attachments) {
+    var cell = {cell_type: "markdown", id: id, metadata: {}, source: notebookLines(text)}, used = {}, any = false;
+    Object.keys(attachments).forEach(function (name) {
+      if (text.indexOf("(attachment:" + name + ")") >= 0) { used[name] = attachments[name]; any = true; }
+    });
+    if (any) { cell.attachments = used; }
+    return cell;
+  }
+  function notebookOf(plan, markdown, attachments) {
     var sections = document.querySelectorAll(".page > .section"), cells = [];
     if (plan.intro) { cells.push({cell_type: "markdown", id: "intro", metadata: {}, source: notebookLines(plan.intro)}); }
     plan.cells.forEach(function (cell, i) {
@@ -62,7 +71,7 @@
         var text = markdown[part[0]] || "";
         return text && part[1] ? part[1] + "\n\n" + text : text;
       }).filter(Boolean);
-      if (prose.length) { cells.push({cell_type: "markdown", id: "c" + i + "-md", metadata: {}, source: notebookLines(prose.join("\n\n"))}); }
+      if (prose.length) { cells.push(markdownCell("c" + i + "-md", prose.join("\n\n"), attachments)); }
       if (cell[0].length) {
         var code = cell[0].map(function (index) { return codeText(sections[index].querySelector(".code")); }).join("\n");
         cells.push({cell_type: "code", id: "c" + i + "-code", metadata: {}, execution_count: null, outputs: [], source: notebookLines(code)});
@@ -74,8 +83,8 @@
       cells: cells
     };
   }
-  function download(plan, markdown) {
-    var blob = new Blob([JSON.stringify(notebookOf(plan, markdown), null, 1) + "\n"], {type: "application/x-ipynb+json"});
+  function download(plan, markdown, attachments) {
+    var blob = new Blob([JSON.stringify(notebookOf(plan, markdown, attachments), null, 1) + "\n"], {type: "application/x-ipynb+json"});
     var link = document.createElement("a");
     link.href = URL.createObjectURL(blob);
     link.download = plan.name;
@@ -90,14 +99,19 @@
       try { plan = JSON.parse(a.dataset.notebook); } catch (e) { return; }  // the English file, then
       if (!plan.prose) { return; }
       event.preventDefault();
-      var ready = function () { download(plan, (window.labmlMarkdown || {})[plan.prose.page] || []); };
-      if (window.labmlMarkdown) { ready(); return; }
-      // a script, not a fetch, so that it loads from file:// too; if it cannot, the English file
-      var script = document.createElement("script");
-      script.src = plan.prose.src;
-      script.onload = ready;
-      script.onerror = function () { window.location.href = a.href; };
-      document.head.appendChild(script);
+      var ready = function () { download(plan, (window.labmlMarkdown || {})[plan.prose.page] || [], (window.labmlAttachments || {})[plan.prose.page] || {}); };
+      // scripts, not fetches, so that they load from file:// too; if one cannot, the English file
+      var load = function (src, loaded, then) {
+        if (!src || loaded) { then(); return; }
+        var script = document.createElement("script");
+        script.src = src;
+        script.onload = then;
+        script.onerror = function () { window.location.href = a.href; };
+        document.head.appendChild(script);
+      };
+      load(plan.prose.src, window.labmlMarkdown, function () {  // the prose, then the page's figures
+        load(plan.figures, (window.labmlAttachments || {})[plan.prose.page], ready);
+      });
     });
   });
 
