@@ -12,7 +12,7 @@ The cheap test checks that every edit still applies to the current code (each `o
 exactly once), so a mutant cannot silently stop testing anything after the code changes. Running
 the mutants is marked `slow` (one forked interpreter per mutant, two at a time, about a second
 each; the tests named per mutant are the few that should catch it, and `-x` stops at the first
-failure): about 35 s for the 39 mutants and the control on two busy cores.
+failure): about 35 s for the 42 mutants and the control on two busy cores.
 """
 from __future__ import annotations
 
@@ -154,6 +154,14 @@ MUTANTS = [
     m("attention softmax without the max", "mha.py",
       ("weights = scores.softmax(dim=-1)", "weights = scores.exp() / scores.exp().sum(dim=-1, keepdim=True)"),
       ATT + "test_attention_is_stable_for_large_scores"),
+    m("online softmax without rescaling the sum", "where_next.py",
+      ("total = total * torch.exp(m - m_new) + ", "total = total + "),
+      T + "test_tutorial_where_next.py::test_online_softmax_equals_softmax_over_the_whole_row"),
+    m("online softmax without the max", "where_next.py",
+      (("total = total * torch.exp(m - m_new) + torch.exp(s - m_new[..., None]).sum(dim=-1)",
+        "total = total + torch.exp(s).sum(dim=-1)"),
+       ("return torch.exp(scores - m[..., None]) / total[..., None]", "return torch.exp(scores) / total[..., None]")),
+      T + "test_tutorial_where_next.py::test_online_softmax_is_stable_for_large_scores"),
     # ---- seeding ----
     m("model seed ignored", "experiment.py",
       ("torch.manual_seed(cfg.seed)\n", "torch.manual_seed(0)\n"),
@@ -179,6 +187,9 @@ MUTANTS = [
     m("training on the whole text", "experiment.py",
       ("train_data, val_data = split(data)", "train_data, val_data = data, split(data)[1]"),
       SUB + "test_training_steps_equal_a_hand_written_loop"),
+    m("loss counts the padding", "padding.py",
+      ("ignore_index=PAD if ignore_padding else -100)", "ignore_index=-100)"),
+      T + "test_tutorial_padding.py::test_ignore_index_gives_the_one_by_one_loss"),
     m("validation windows overlap", "data.py",
       ("return data[: n * (seq_len + 1)].view(n, seq_len + 1)",
        "return data.unfold(0, seq_len + 1, seq_len)[:n]"),
