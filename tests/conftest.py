@@ -112,7 +112,7 @@ def browser():
 # The tutorial's tests need torch, which only the `tutorial` extra installs (the builder needs
 # neither torch nor numpy). Without it, a test module that imports torch or the tutorial's package
 # at its top level is reported as skipped, with the reason, instead of failing to import.
-_TUTORIAL_IMPORTS = {"torch", "numpy", "annotated_attention"}
+_TUTORIAL_IMPORTS = {"torch", "numpy", "annotated_attention", "tutorial_helpers"}
 
 
 class _NeedsTorch(pytest.Module):

@@ -11,32 +11,26 @@ from annotated_attention.feed_forward import FeedForward
 from annotated_attention.mha import MultiHeadAttention, attention, causal_mask, padding_mask
 from annotated_attention.positional_encoding import PositionalEncoding, sinusoidal_encoding
 from annotated_attention.transformer import DecoderOnlyTransformer, ModelConfig, TransformerLayer
+from tutorial_helpers import perturb
 
 D_MODEL, HEADS, BATCH, SEQ = 16, 4, 3, 5
 LENGTHS = [5, 3, 1]  # one full sequence, two padded ones; every query keeps at least one key
 
 
-def make_pair(dtype=torch.float64, bias=True, dropout=0.0):
-    """Our module and nn.MultiheadAttention with the same weights."""
+def make_pair(dtype=torch.float64, bias=True, dropout=0.0, seed=0):
+    """Our module and nn.MultiheadAttention with the same weights, every one of them moved away
+    from its initial value (`perturb`): no two biases equal, so a mix-up of W^Q, W^K, W^V or
+    their biases cannot hide behind a fresh initialisation."""
     torch.manual_seed(0)
-    ours = MultiHeadAttention(D_MODEL, HEADS, dropout=dropout, bias=bias).to(dtype)
+    ours = perturb(MultiHeadAttention(D_MODEL, HEADS, dropout=dropout, bias=bias).to(dtype), seed)
     ref = nn.MultiheadAttention(D_MODEL, HEADS, dropout=dropout, bias=bias, batch_first=True).to(dtype)
     with torch.no_grad():
         # nn.MultiheadAttention stacks W^Q, W^K, W^V in one [3 * d_model, d_model] matrix.
-        wq, wk, wv = ref.in_proj_weight.chunk(3)
-        ours.query.weight.copy_(wq)
-        ours.key.weight.copy_(wk)
-        ours.value.weight.copy_(wv)
-        ours.output.weight.copy_(ref.out_proj.weight)
+        ref.in_proj_weight.copy_(torch.cat([ours.query.weight, ours.key.weight, ours.value.weight]))
+        ref.out_proj.weight.copy_(ours.output.weight)
         if bias:
-            # Random biases, so that a mix-up of q/k/v biases cannot hide behind zeros.
-            ref.in_proj_bias.normal_()
-            ref.out_proj.bias.normal_()
-            bq, bk, bv = ref.in_proj_bias.chunk(3)
-            ours.query.bias.copy_(bq)
-            ours.key.bias.copy_(bk)
-            ours.value.bias.copy_(bv)
-            ours.output.bias.copy_(ref.out_proj.bias)
+            ref.in_proj_bias.copy_(torch.cat([ours.query.bias, ours.key.bias, ours.value.bias]))
+            ref.out_proj.bias.copy_(ours.output.bias)
     return ours, ref
 
 
@@ -93,9 +87,11 @@ def test_matches_nn_multihead_attention(kind):
     # nn.MultiheadAttention's boolean masks mean the opposite: True = NOT allowed.
     ref_kwargs = {}
     if kind in ("causal", "causal+padding"):
-        ref_kwargs["attn_mask"] = ~causal_mask(SEQ)[0]  # nn.MultiheadAttention wants [seq_q, seq_k]
+        # nn.MultiheadAttention wants [seq_q, seq_k], True = blocked: key j is after query i
+        ref_kwargs["attn_mask"] = torch.ones(SEQ, SEQ, dtype=torch.bool).triu(1)
     if kind in ("padding", "causal+padding"):
-        ref_kwargs["key_padding_mask"] = ~padding_mask(torch.tensor(LENGTHS), SEQ)[:, 0, :]
+        # written out, not taken from `padding_mask`: key j of sequence b is padding when j >= length
+        ref_kwargs["key_padding_mask"] = torch.tensor([[j >= n for j in range(SEQ)] for n in LENGTHS])
     ref_out, ref_weights = ref(q, k, v, need_weights=True, average_attn_weights=False, **ref_kwargs)
 
     torch.testing.assert_close(out, ref_out, rtol=1e-10, atol=1e-10)
@@ -293,6 +289,27 @@ def test_batched_scores_shape_and_loop_equivalence():
     assert not torch.allclose(p2[:, 0], p[:, 0])
 
 
+def test_softmax_over_keys_is_stable_for_large_scores():
+    """Scores in the thousands (a float32 `exp` overflows above 88.72): only the differences
+    matter, so (1000, 998) gives the weights of (14, 12). Mutation caught: `exp(s) / sum`
+    without subtracting the max (inf / inf = NaN)."""
+    s = torch.tensor([[[1000.0, 998.0], [-3000.0, -3002.0]]])
+    torch.testing.assert_close(sas.softmax_over_keys(s), torch.tensor([[[0.8808, 0.1192]] * 2]), atol=5e-5, rtol=0)
+
+
+def test_attention_is_stable_for_large_scores():
+    """Queries 100 times larger than usual: scores of several hundred, on which a softmax
+    without the max subtraction gives NaN in float32. Mutation caught: the same in `attention`."""
+    g = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(2, 2, 6, 8, generator=g) for _ in range(3))
+    q = q * 100
+    assert (q @ k.transpose(-2, -1)).abs().max() / math.sqrt(8) > 200
+    out, weights = attention(q, k, v, causal_mask(6).unsqueeze(1))
+    assert torch.isfinite(out).all()
+    ref = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True)
+    torch.testing.assert_close(out.double(), ref, atol=1e-4, rtol=1e-4)
+
+
 def test_scaling_keeps_score_variance_near_one():
     raw, scaled = sas.dot_product_variance(256, samples=4000)
     assert 200 < raw < 310
@@ -325,7 +342,7 @@ def test_positional_encoding_matches_formula():
 
 def test_feed_forward_is_position_wise():
     torch.manual_seed(0)
-    ff = FeedForward(8, 32, dropout=0.0)
+    ff = perturb(FeedForward(8, 32, dropout=0.0))
     x = torch.randn(2, 6, 8)
     full = ff(x)
     assert full.shape == (2, 6, 8)
@@ -335,21 +352,11 @@ def test_feed_forward_is_position_wise():
     torch.testing.assert_close(full, expected)
 
 
-def randomize_norms(module: nn.Module) -> None:
-    """Fresh layer norms are all alike (gain 1, bias 0), which would hide a mix-up of two of them."""
-    with torch.no_grad():
-        for m in module.modules():
-            if isinstance(m, nn.LayerNorm):
-                m.weight.normal_(1.0, 0.5)
-                m.bias.normal_()
-
-
 def test_pre_norm_layer_structure():
     """Mutation caught: `norm_attn` used before the feed-forward network too (only with the
-    norms randomized: fresh ones are identical)."""
+    parameters perturbed: fresh norms are identical)."""
     torch.manual_seed(0)
-    layer = TransformerLayer(16, 4, 32, dropout=0.0).eval()
-    randomize_norms(layer)
+    layer = perturb(TransformerLayer(16, 4, 32, dropout=0.0)).eval()
     x = torch.randn(2, 5, 16)
     h = x + layer.attn(layer.norm_attn(x), causal=True)
     expected = h + layer.ff(layer.norm_ff(h))
@@ -360,7 +367,8 @@ def test_pre_norm_layer_structure():
 def test_causal_model_cannot_see_the_future(fused):
     torch.manual_seed(0)
     model = DecoderOnlyTransformer(ModelConfig(vocab_size=11, d_model=16, heads=4, layers=2,
-                                               d_ff=32, max_len=12, dropout=0.0, fused=fused)).eval()
+                                               d_ff=32, max_len=12, dropout=0.0, fused=fused))
+    perturb(model).eval()
     tokens = torch.randint(0, 11, (2, 10))
     logits = model(tokens)
     assert logits.shape == (2, 10, 11)
@@ -378,7 +386,8 @@ def test_model_runs_under_bfloat16_autocast(fused):
     """The mixed-precision path used on GPUs, exercised with CPU autocast."""
     torch.manual_seed(0)
     model = DecoderOnlyTransformer(ModelConfig(vocab_size=11, d_model=16, heads=4, layers=2,
-                                               d_ff=32, max_len=12, dropout=0.0, fused=fused)).eval()
+                                               d_ff=32, max_len=12, dropout=0.0, fused=fused))
+    perturb(model).eval()
     tokens = torch.randint(0, 11, (2, 10))
     reference = model(tokens)
     with torch.autocast("cpu", dtype=torch.bfloat16):

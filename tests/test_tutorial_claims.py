@@ -29,24 +29,15 @@ import torch
 
 from conftest import ROOT
 from annotated_attention import experiment, figures, kv_cache, learned, mha
-from annotated_attention.data import Vocabulary, bigram_loss, random_batch
+from annotated_attention.data import Vocabulary, bigram_loss, random_batch, split
 from annotated_attention.experiment import generate
 from annotated_attention.kv_cache import KVCache, forward_with_cache, generate_cached
 from annotated_attention.mha import MultiHeadAttention, attention_flops, causal_mask, saved_for_backward
 from annotated_attention.transformer import DecoderOnlyTransformer, ModelConfig
+from tutorial_helpers import all_distinct, perturb
 
 PAGES = ROOT / "source" / "annotated_attention"
 MIB = 1024 * 1024
-
-
-def perturb(module: torch.nn.Module, seed: int = 0, scale: float = 0.2) -> torch.nn.Module:
-    """Every parameter moved away from its initial value by its own random amount, so that no two
-    parameters (two layer norms, two zero biases) are equal any more."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.add_(scale * torch.randn(p.shape, generator=g, dtype=p.dtype))
-    return module
 
 
 def small_model(fused: bool = True, dropout: float = 0.1) -> DecoderOnlyTransformer:
@@ -61,9 +52,11 @@ def test_perturb_moves_every_parameter_and_separates_the_norms():
     fresh = DecoderOnlyTransformer(ModelConfig(vocab_size=13, d_model=32, heads=4, layers=2, d_ff=64, max_len=24))
     layer = fresh.layers[0]
     assert torch.equal(layer.norm_attn.weight, layer.norm_ff.weight)  # why perturbing is needed
+    assert not all_distinct(fresh)
     moved = perturb(fresh)
     assert not torch.equal(moved.layers[0].norm_attn.weight, moved.layers[0].norm_ff.weight)
     assert not torch.equal(moved.layers[0].norm_attn.bias, moved.layers[0].norm_ff.bias)
+    assert all_distinct(moved)
 
 
 # ## Two paths, on perturbed parameters
@@ -107,6 +100,30 @@ def cpu_bfloat16(monkeypatch):
     monkeypatch.setattr(experiment, "autocast", fake)
     monkeypatch.setattr(kv_cache, "autocast", fake)
     yield
+
+
+def test_embeddings_are_untied_and_start_at_the_encodings_size():
+    """transformer.py: no sqrt(d_model) factor, because the embedding is not tied to the output
+    projection and starts with variance 1, the order of the encoding's mean square of 1/2."""
+    torch.manual_seed(0)
+    model = DecoderOnlyTransformer(ModelConfig(vocab_size=100, d_model=128))
+    assert model.embed.weight.data_ptr() != model.head.weight.data_ptr()
+    assert model.embed.weight.var().item() == pytest.approx(1.0, abs=0.05)
+    tokens = torch.arange(100)[None]
+    model.eval()  # no dropout: the positional encoding's output is embedding + encoding, unscaled
+    with torch.no_grad():
+        torch.testing.assert_close(model.pos(model.embed(tokens)) - model.embed(tokens), model.pos.pe[:100][None])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA's autocast lists differ from the CPU's")
+def test_cuda_autocast_keeps_the_explicit_softmax_in_float32_but_not_sdpa():
+    """experiment.py's `autocast`: on CUDA the explicit path's softmax and the loss run in float32,
+    the fused kernel in bfloat16 as a whole. (On the CPU, autocast leaves softmax in bfloat16.)"""
+    q = torch.randn(1, 2, 8, 16, device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        scores = q @ q.transpose(-2, -1)
+        assert scores.dtype == torch.bfloat16 and scores.softmax(-1).dtype == torch.float32
+        assert torch.nn.functional.scaled_dot_product_attention(q, q, q).dtype == torch.bfloat16
 
 
 def test_cache_runs_under_the_same_autocast_as_generate(monkeypatch):
@@ -155,6 +172,28 @@ def test_every_valid_batch_start_is_drawn():
     assert x[:, 0].tolist() == [0, 0, 0] and y[0].tolist() == [1, 2, 3, 4]
 
 
+def test_random_batch_follows_its_generator():
+    """Mutation caught: `randint` without `generator=` (the batch would follow the global state)."""
+    data = torch.arange(1000)
+    torch.manual_seed(1)
+    a, _ = random_batch(data, 8, 16, torch.Generator().manual_seed(5))
+    torch.manual_seed(2)
+    b, _ = random_batch(data, 8, 16, torch.Generator().manual_seed(5))
+    c, _ = random_batch(data, 8, 16, torch.Generator().manual_seed(6))
+    assert torch.equal(a, b) and not torch.equal(a, c)
+
+
+def test_split_is_disjoint_and_complete():
+    """Every token goes to exactly one side, and validation is every 10th block. With distinct
+    ids, an overlap shows as a shared id. Mutation caught: training on `i % every != 0` (the
+    lengths still add up, but the validation blocks are trained on)."""
+    ids = torch.arange(25_000)
+    train_ids, val_ids = split(ids, block=100, every=10)
+    assert not set(train_ids.tolist()) & set(val_ids.tolist())
+    assert sorted(train_ids.tolist() + val_ids.tolist()) == ids.tolist()
+    assert set(val_ids.tolist()) == {i for i in range(25_000) if (i // 100) % 10 == 9}
+
+
 def test_bigram_loss_is_the_smoothed_count_estimate():
     train = torch.tensor([0, 1, 0, 1, 0, 2])
     val = torch.tensor([0, 1, 2])
@@ -179,6 +218,61 @@ def test_flop_crossover_is_at_twice_d_model():
         assert products > projections
     text = (PAGES / "mha.py").read_text(encoding="utf-8")
     assert "$n = 2 d_{model}$, 512 tokens here" in text and "`d_model` 256" in text
+
+
+def test_growth_per_doubling_in_the_prose():
+    """mha.py's "Time and memory": the FLOP growth per doubling (×2.22 to ×3.00), the range of
+    the measured time factors, the memory growth of both paths and the growing ratio, all from
+    the bullet list and `attention_flops`."""
+    text = (PAGES / "mha.py").read_text(encoding="utf-8")
+    prose = " ".join(line.lstrip("# ") for line in text.splitlines())
+    rows = re.findall(r"^# \* (\d+) tokens: ([\d.]+)(?: \(×([\d.]+)\))? and ([\d.]+) ms(?: \(×([\d.]+)\))?, "
+                      r"([\d.]+) times; ([\d.]+) and ([\d.]+) MiB$", text, re.M)
+    assert [int(r[0]) for r in rows] == [64, 128, 256, 512, 1024]
+    total = lambda n: sum(attention_flops(n, 256))
+    flops = [total(2 * n) / total(n) for n in (64, 128, 256, 512)]
+    assert f"{flops[0]:.2f}" == "2.22" and f"{flops[-1]:.2f}" == "3.00"
+    assert flops == sorted(flops) and max(flops) < 4
+    assert "a doubling costs ×2.22 from 64 to 128 tokens, rising to ×3.00 from 512 to 1024" in prose
+    explicit_x = [float(r[2]) for r in rows[1:]]
+    fused_x = [float(r[4]) for r in rows[1:]]
+    assert f"explicit ×{min(explicit_x):.2f} to ×{max(explicit_x):.2f}, fused ×{min(fused_x):.2f} to ×{max(fused_x):.2f}" in prose
+    mem = [float(r[6]) for r in rows]
+    mem_fused = [float(r[7]) for r in rows]
+    growth = [b / a for a, b in zip(mem, mem[1:])]
+    assert growth == sorted(growth) and f"{growth[0]:.1f}" == "2.2" and f"{growth[-1]:.1f}" == "3.5"
+    fused_growth = [b / a for a, b in zip(mem_fused, mem_fused[1:])]
+    assert f"{min(fused_growth):.1f}" == "1.7" and f"{max(fused_growth):.1f}" == "2.0"
+    assert "×2.2 from 64 to 128 tokens, rising to ×3.5 from 512 to 1024" in prose and "×1.7 to ×2.0" in prose
+    ratios = [float(r[5]) for r in rows]
+    assert ratios == sorted(ratios) and len(set(ratios)) == len(ratios)
+    for seq, a, _, b, _, ratio, *_ in rows:  # the printed ratio is the printed (rounded) times'
+        assert float(a) / float(b) == pytest.approx(float(ratio), rel=0.01), seq
+
+
+def test_all_heads_cost_one_big_heads_flops_but_h_times_its_weights_memory():
+    """mha.py: with d_k = d_model / h, the h products of width d_k are as many operations as one
+    of width d_model; the attention weights are one [seq, seq] matrix per head."""
+    n, d, h = 40, 64, 4
+    per_head_products = 2 * 2 * n * n * (d // h)  # QK^T and PV of one head, a multiply-add = 2
+    assert h * per_head_products == attention_flops(n, d)[1]
+    a = MultiHeadAttention(d, h)
+    a(torch.randn(2, n, d), causal=True)
+    assert a.attn.shape == (2, h, n, n) and a.attn.numel() == h * (2 * n * n)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_fully_masked_query_outputs_the_output_bias(bias):
+    """mha.py's mask convention: a query with no visible key has a zero attention output, so the
+    module gives W^O's bias, which is zero only with bias=False."""
+    a = perturb(MultiHeadAttention(16, 4, bias=bias))
+    mask = torch.ones(2, 1, 5, dtype=torch.bool)
+    mask[1] = False
+    for fused in (False, True):
+        out = a(torch.randn(2, 5, 16), mask=mask, fused=fused)
+        expected = a.output.bias if bias else torch.zeros(16)
+        torch.testing.assert_close(out[1], expected.expand(5, 16).detach())
+    assert bias == bool(a.output.bias is not None and a.output.bias.abs().sum() > 0)
 
 
 def _saved(seq: int, fused: bool, empty_row: bool = False) -> int:

@@ -13,12 +13,14 @@ from annotated_attention.data import Vocabulary
 from annotated_attention.experiment import generate
 from annotated_attention.kv_cache import KVCache, forward_with_cache, generate_cached
 from annotated_attention.transformer import DecoderOnlyTransformer, ModelConfig
+from tutorial_helpers import perturb
 
 
 def model(fused=True):
     torch.manual_seed(0)
-    return DecoderOnlyTransformer(ModelConfig(vocab_size=13, d_model=32, heads=4, layers=3, d_ff=64,
-                                              max_len=24, dropout=0.1, fused=fused)).double().eval()
+    m = DecoderOnlyTransformer(ModelConfig(vocab_size=13, d_model=32, heads=4, layers=3, d_ff=64,
+                                           max_len=24, dropout=0.1, fused=fused)).double()
+    return perturb(m).eval()
 
 
 @pytest.mark.parametrize("fused", [False, True])

@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch", reason="the tutorial's code needs torch")
 
 from annotated_attention import figures, padding  # noqa: E402
 from annotated_attention.padding import PAD, TEXTS, VOCAB, pad_batch  # noqa: E402
+from tutorial_helpers import perturb  # noqa: E402
 
 SVG = "{http://www.w3.org/2000/svg}"
 SEQUENCES = [VOCAB.encode(t) for t in TEXTS]
@@ -41,7 +42,7 @@ def test_the_padding_id_is_no_character():
 
 def test_padding_mask_makes_each_real_output_that_of_the_sequence_alone():
     tokens, lengths = pad_batch(SEQUENCES)
-    embed, mha = padding.make_attention()
+    embed, mha = (perturb(m, seed) for seed, m in enumerate(padding.make_attention()))
     masked, weights = padding.attend(embed, mha, tokens, lengths)
     unmasked, _ = padding.attend(embed, mha, tokens, None)
     for i, s in enumerate(SEQUENCES):
@@ -57,7 +58,7 @@ def test_padding_mask_makes_each_real_output_that_of_the_sequence_alone():
 
 def test_causal_model_with_right_padding_gives_the_real_positions_their_own_logits():
     """The page's claim: under the causal mask, right padding cannot reach a real position."""
-    model = padding.make_model()
+    model = perturb(padding.make_model())  # every parameter off its initial value
     tokens, _ = pad_batch(SEQUENCES, length=14)
     with torch.no_grad():
         batched = model(tokens)
@@ -66,7 +67,7 @@ def test_causal_model_with_right_padding_gives_the_real_positions_their_own_logi
 
 
 def test_ignore_index_gives_the_one_by_one_loss():
-    model = padding.make_model()
+    model = perturb(padding.make_model())  # every parameter off its initial value
     reference = padding.loss_one_by_one(model, SEQUENCES)
     with torch.no_grad():
         for length in (None, 12, 20):
@@ -75,7 +76,7 @@ def test_ignore_index_gives_the_one_by_one_loss():
 
 
 def test_without_ignore_index_the_loss_counts_the_padding_and_changes_with_it():
-    model = padding.make_model()
+    model = perturb(padding.make_model())  # every parameter off its initial value
     reference = padding.loss_one_by_one(model, SEQUENCES)
     counted = []
     with torch.no_grad():

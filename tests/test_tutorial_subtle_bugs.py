@@ -20,6 +20,7 @@ from annotated_attention.feed_forward import FeedForward
 from annotated_attention.mha import MultiHeadAttention, attention, causal_mask, padding_mask, score_variance_at_init
 from annotated_attention.positional_encoding import PositionalEncoding, sinusoidal_encoding
 from annotated_attention.transformer import DecoderOnlyTransformer, ModelConfig, TransformerLayer
+from tutorial_helpers import perturb
 
 
 # ---- masks: rows without any visible key, and the mask shapes ----
@@ -49,7 +50,7 @@ def test_fully_masked_rows_give_zero_on_both_paths(causal, monkeypatch):
     """
     monkeypatch.setattr(F, "scaled_dot_product_attention", sdpa_like_older_pytorch)
     torch.manual_seed(0)
-    mha = MultiHeadAttention(16, 4).double()
+    mha = perturb(MultiHeadAttention(16, 4).double())
     x = torch.randn(3, 4, 16, dtype=torch.float64, requires_grad=True)
     # Sequence 1 has length 0: none of its queries sees a key. In sequence 2, query 0 sees none.
     mask = padding_mask(torch.tensor([4, 0, 4]), 4).expand(3, 4, 4).clone()
@@ -90,7 +91,7 @@ def test_batch_seq_k_padding_mask_is_refused_even_when_batch_equals_seq_q():
 
     Mutation caught: accepting 2-D masks again (`if mask.dim() == 2: mask = mask[None]`).
     """
-    mha = MultiHeadAttention(16, 4)
+    mha = perturb(MultiHeadAttention(16, 4))
     x = torch.randn(5, 5, 16)  # batch == seq_q == 5
     lengths = torch.tensor([5, 4, 3, 2, 1])
     keep = torch.arange(5)[None, :] < lengths[:, None]  # [batch, seq_k], the other convention
@@ -122,7 +123,7 @@ def test_dropout_sits_on_the_residual_branches_only():
         layer = TransformerLayer(16, 4, 32, dropout=1.0, fused=fused).train()
         assert torch.equal(layer(x, causal=True), x)
     # With p = 0.5 the branches are random but the residual path is not: eval mode undoes it all.
-    layer = TransformerLayer(16, 4, 32, dropout=0.5).train()
+    layer = perturb(TransformerLayer(16, 4, 32, dropout=0.5)).train()
     assert not torch.allclose(layer(x, causal=True), layer(x, causal=True))
     layer.eval()
     h = x + layer.attn(layer.norm_attn(x), causal=True)
@@ -165,12 +166,8 @@ def test_model_applies_embedding_encoding_layers_final_norm_and_head_in_order():
     """
     torch.manual_seed(0)
     model = DecoderOnlyTransformer(ModelConfig(vocab_size=11, d_model=16, heads=4, layers=2, d_ff=32,
-                                               max_len=12, dropout=0.0, fused=False)).eval()
-    with torch.no_grad():  # fresh layer norms are all alike, which would hide a mix-up
-        for m in model.modules():
-            if isinstance(m, nn.LayerNorm):
-                m.weight.normal_(1.0, 0.5)
-                m.bias.normal_()
+                                               max_len=12, dropout=0.0, fused=False))
+    perturb(model).eval()  # fresh layer norms are all alike, which would hide a mix-up
     tokens = torch.randint(0, 11, (2, 10))
     x = model.embed(tokens) + sinusoidal_encoding(12, 16)[:10]
     for layer in model.layers:
@@ -247,6 +244,19 @@ def test_generate_runs_in_eval_mode_and_restores_train_mode():
     assert generate(model, vocab, "ab", 12, torch.device("cpu"), seed=1) == first
 
 
+def test_generate_depends_on_its_seed_only():
+    """The same seed gives the same text whatever the global random state; other seeds give other
+    texts. Mutation caught: `manual_seed(0)` instead of `manual_seed(seed)` in `generate`."""
+    vocab = Vocabulary("ab")
+    texts = []
+    for seed in range(4):
+        torch.manual_seed(100 + seed)  # the global state must not matter
+        texts.append(generate(FixedLogits(), vocab, "a", 40, torch.device("cpu"), temperature=2.0, seed=seed))
+    torch.manual_seed(7)
+    assert generate(FixedLogits(), vocab, "a", 40, torch.device("cpu"), temperature=2.0, seed=2) == texts[2]
+    assert len(set(texts)) == 4
+
+
 # ---- optimizer and schedule ----
 
 def test_weight_decay_is_applied_to_matrices_only():
@@ -314,9 +324,10 @@ def test_training_steps_equal_a_hand_written_loop(tmp_path):
     Mutations caught: no `optimizer.zero_grad` (gradients accumulate); the loss against `x`
     instead of `y` (no shift); clipping after `optimizer.step()`; the learning rate set from
     `step + 1`; the batch drawn before reseeding; `loss.backward()` on the mean of the logits;
-    dropout left out of training (`train_model.eval()`).
+    dropout left out of training (`train_model.eval()`); the model's or the steps' seed ignored
+    (`torch.manual_seed(0)`, `step_seed(0, ...)`: hence a seed other than the default).
     """
-    cfg = tiny(tmp_path, steps=3, grad_clip=0.5)
+    cfg = tiny(tmp_path, steps=3, grad_clip=0.5, seed=3)  # not the default 0: the seed must be used
     result = train(cfg)
 
     text = load_text()

@@ -24,14 +24,7 @@ from annotated_attention.mha import MultiHeadAttention, attention  # noqa: E402
 from annotated_attention.positional_encoding import sinusoidal_encoding  # noqa: E402
 from annotated_attention.where_next import (GroupedQueryAttention, online_softmax, rope_scores,  # noqa: E402
                                             rotate, tiled_attention)
-
-
-def perturb(module: torch.nn.Module, seed: int = 1) -> torch.nn.Module:
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.add_(torch.randn(p.shape, generator=g) * 0.3)
-    return module
+from tutorial_helpers import perturb  # noqa: E402
 
 
 # ---- RoPE ----
@@ -87,7 +80,7 @@ def copy_mha_into_gqa(mha: MultiHeadAttention, gqa: GroupedQueryAttention) -> No
 @pytest.mark.parametrize("causal", [False, True])
 def test_gqa_equals_mha_when_groups_equal_heads(causal):
     torch.manual_seed(0)
-    mha = perturb(MultiHeadAttention(16, 4, fused=False)).eval()
+    mha = perturb(MultiHeadAttention(16, 4, fused=False), seed=1, scale=0.3).eval()
     gqa = GroupedQueryAttention(16, 4, kv_heads=4).eval()
     copy_mha_into_gqa(mha, gqa)
     x = torch.randn(2, 7, 16)
@@ -99,7 +92,7 @@ def test_gqa_equals_mha_when_groups_equal_heads(causal):
 @pytest.mark.parametrize("causal", [False, True])
 def test_gqa_equals_sdpa_with_enable_gqa(kv_heads, causal):
     torch.manual_seed(0)
-    gqa = perturb(GroupedQueryAttention(16, 4, kv_heads=kv_heads)).eval()
+    gqa = perturb(GroupedQueryAttention(16, 4, kv_heads=kv_heads), seed=1, scale=0.3).eval()
     x = torch.randn(2, 7, 16)
     q = gqa.split_heads(gqa.query(x))
     k = gqa.key(x).view(2, 7, kv_heads, 4).transpose(1, 2)

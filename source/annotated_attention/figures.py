@@ -172,7 +172,10 @@ def render_all(learned_data: dict | None = None) -> dict[str, str]:
     #
     # A sequence of three real tokens padded to five. The padding mask `[1, 1, 5]` broadcasts
     # over the queries, so every row blocks the same two keys, including the rows of the padding
-    # tokens themselves (their outputs are computed but ignored by the loss).
+    # tokens themselves. Their outputs are computed like any other, and the mask does nothing
+    # about the loss: a model trained on padded batches must leave the padding positions out of
+    # the loss itself (for example with `ignore_index` in `cross_entropy`, as
+    # [the padding page](padding.html) shows). This tutorial's training batches have no padding.
     tokens = ["short", "text", "here", "<pad>", "<pad>"]
     pad = padding_mask(torch.tensor([3]), len(tokens))[0].expand(len(tokens), -1)
     figures["padding_mask.svg"] = heatmap_svg(

@@ -69,14 +69,16 @@ the [positional encoding](positional_encoding.html) makes easy to learn.
 ![Layer 2, head 4](figures/learned_l2h4.svg)
 
 **The second layer** looks further back: on average more than twice as far as the first, and
-every head more than half as far as the even spread, while every head of the first layer stays
-under half of it. Much of that distance comes from spreading: on average the heads of the second
+more than half as far as the even spread, while every head of the first layer stays under half
+of it (single heads of the second layer can fall below half from one training text to the
+next). Much of that distance comes from spreading: on average the heads of the second
 layer have a higher entropy than those of the first, and each a lower one than the even
-spread's, so these heads prefer some keys without choosing one sharply. In some of them, a run of neighbouring
-queries shares one strongest key, a longer run than in any head of the first layer: a
-character that matters for all of them. Its input already contains what the first layer
-gathered about each position's neighbours, so one step of attention in the second layer can
-reach information from several characters away.
+spread's, so these heads prefer some keys without choosing one sharply. In both layers some
+neighbouring queries in a row share one strongest key, but on a single 32-character line how
+long these runs are, and which layer has the longest, changes from one training text to the
+next, so they do not tell the layers apart; the distances and entropies do. The second layer's input already contains what the first layer gathered about
+each position's neighbours, so one step of attention in the second layer can reach information
+from several characters away.
 """
 
 import hashlib
@@ -238,12 +240,12 @@ def check(data: dict) -> None:
     assert max(h["previous"] for h in first) > 0.35
     assert max(h["previous"] for h in first) > 1.5 * max(h["previous"] for h in second)
     # ... every head of the first layer looks less than half as far back as a head that spreads
-    # its weight evenly (7.75 characters), every head of the second layer more than half as far,
-    # and the second layer on average more than twice as far as the first ...
+    # its weight evenly (7.75 characters), the second layer on average more than half as far,
+    # and more than twice as far as the first ...
     assert abs(uniform["distance"] - (len(data["attention_text"]) - 1) / 4) < 1e-9
     assert all(h["distance"] < uniform["distance"] / 2 for h in first)
-    assert all(h["distance"] > uniform["distance"] / 2 for h in second)
     mean_distance = [sum(h["distance"] for h in layer) / len(layer) for layer in (first, second)]
+    assert mean_distance[1] > uniform["distance"] / 2
     assert mean_distance[1] > 2 * mean_distance[0]
     # ... and spreads its weight more: the second layer's mean entropy is above the first's (single
     # heads of the two layers can overlap from one training text to the next), and every head's
@@ -251,9 +253,10 @@ def check(data: dict) -> None:
     mean_entropy = [sum(h["entropy"] for h in layer) / len(layer) for layer in (first, second)]
     assert mean_entropy[1] > mean_entropy[0]
     assert max(h["entropy"] for h in second) < uniform["entropy"]
-    # Some head of the second layer has a longer run of neighbouring queries that share their
-    # strongest key than any head of the first layer.
-    assert max(data["runs"][1]) > max(data["runs"][0])
+    # In both layers some neighbouring queries share their strongest key (how long the runs are,
+    # and which layer has the longest, is not stable from text to text, so the page claims no
+    # order).
+    assert all(max(runs) >= 2 for runs in data["runs"])
     # Every row of every map is a distribution over the keys at or before the query.
     for layer in data["attention"]:
         for head in layer:

@@ -59,8 +59,10 @@ The [transformer page](transformer.html) uses this module to build a small langu
 # *sequence*. With three axes there is only one way to read a mask.
 #
 # A query whose row of the mask has no `True` at all (for example a query of a sequence of length
-# 0) has nothing to attend to. We define its attention weights and its output to be **zero**, on
-# both paths below. Be careful when you compare with other code: `torch.nn.MultiheadAttention`
+# 0) has nothing to attend to. We define its attention weights and its attention output (the
+# weighted sum of the values, before the output projection $W^O$) to be **zero**, on both paths
+# below. The module's output for such a query is therefore $W^O$'s bias, which is zero only for
+# a module built with `bias=False`. Be careful when you compare with other code: `torch.nn.MultiheadAttention`
 # uses the opposite polarity for boolean masks (`True` = blocked).
 import math
 from typing import Optional
@@ -246,7 +248,11 @@ class MultiHeadAttention(nn.Module):
         self.d_model = d_model
         self.heads = heads
         # The size of each head, $d_k = d_{model} / h$. With this choice, all heads together
-        # cost about as much as a single head of size $d_{model}$.
+        # take as many floating-point operations as a single head of size $d_{model}$: the
+        # projections are the same $d_{model} \times d_{model}$ matrices, and the $h$ products
+        # $QK^\top$ of width $d_k$ add up to one of width $d_{model}$. Not the same memory: each
+        # head has its own `[seq_q, seq_k]` matrix of attention weights, so the weights take $h$
+        # times the memory of a single head's.
         self.d_k = d_model // heads
 
         # ### Projections
@@ -462,9 +468,14 @@ def score_variance_at_init(d_model: int = 128, heads: int = 4, seq: int = 256,
 # ([`attention_flops`](#attention_flops)), the four projections cost $8 n d_{model}^2$ and the two
 # products $QK^\top$ and $PV$ of all heads together $4 n^2 d_{model}$: below
 # $n = 2 d_{model}$, 512 tokens here, the projections are most of the work, and above it the
-# $n^2$ products are. The times grow by factors between about 2 and 4 per doubling rather than
-# by a clean 4, because other jobs shared the machine; the memory, which does not depend on the
-# load, grows cleanly.
+# $n^2$ products are. So a clean ×4 per doubling cannot appear in the times: in floating-point
+# operations a doubling costs ×2.22 from 64 to 128 tokens, rising to ×3.00 from 512 to 1024
+# ([`attention_flops`](#attention_flops)). The measured factors scatter around those (explicit
+# ×2.84 to ×4.12, fused ×1.74 to ×3.71): besides the operations, the explicit path moves the
+# `[seq, seq]` matrices through memory, and other jobs on the machine add noise. What shows the
+# $n^2$ cleanly is the explicit path's memory, which does not depend on the load: ×2.2 from 64 to
+# 128 tokens, rising to ×3.5 from 512 to 1024 as the $n^2$ part takes over, against ×1.7 to ×2.0
+# for the fused path; and the ratio of the two paths' times, which grows with every doubling.
 def attention_flops(seq: int, d_model: int) -> tuple[int, int]:
     """
     The floating-point operations of one self-attention forward pass on one sequence of `seq`

@@ -113,7 +113,8 @@ def softmax_without_the_max(row: list[float]) -> torch.Tensor:
     ## Numerical stability: why subtract the max
 
     The same formula without subtracting the largest score, in float32 like a model's scores.
-    $\exp(x)$ overflows to infinity in float32 for $x > 88.7$, and $\infty / \infty$ is NaN:
+    $\exp(x)$ overflows to infinity in float32 for $x$ above about 88.72 (the logarithm of
+    float32's largest number, about $3.4 \cdot 10^{38}$), and $\infty / \infty$ is NaN:
 
     * the row $(1000, 998)$ gives NaN here, while `softmax_by_hand` (and `torch.softmax`, which
       also subtracts the max) gives $(0.8808, 0.1192)$: the same as the row $(14, 12)$ of the
@@ -223,8 +224,16 @@ def main() -> None:
     assert [round(x, 4) for x in softmax_by_hand([14.0, 12.0])] == [0.8808, 0.1192]
     assert [round(x, 4) for x in p2[0, 1].tolist()] == [0.3775, 0.6225]
 
-    # Numerical stability: float32's exp overflows just above 88.7
-    assert torch.isfinite(torch.tensor(88.7).exp()) and torch.isinf(torch.tensor(88.8).exp())
+    # Numerical stability: float32's exp overflows just above 88.72 = log(3.4e38)
+    assert abs(math.log(torch.finfo(torch.float32).max) - 88.72) < 0.005
+    assert torch.isfinite(torch.tensor(88.72).exp()) and torch.isinf(torch.tensor(88.73).exp())
+    # Python's own `math.exp` works in float64 and raises instead, above about 709.78
+    assert math.isfinite(math.exp(709.78))
+    try:
+        math.exp(709.79)
+        raise AssertionError("math.exp(709.79) should overflow")
+    except OverflowError:
+        pass
     assert math.isnan(softmax_without_the_max([1000.0, 998.0])[0].item())
     for stable in (softmax_by_hand([1000.0, 998.0]), torch.tensor([1000.0, 998.0]).softmax(-1).tolist()):
         assert [round(x, 4) for x in stable] == [0.8808, 0.1192]
@@ -252,7 +261,8 @@ if __name__ == "__main__":
 #    of `tests/test_attention.py`?
 # 2. In `scores`, forget the transpose: `torch.matmul(q, k)`. What error do you get with
 #    `seq_length=5` and `embed_size=8`, and why would there be none if both were equal?
-# 3. Remove `m = max(row)` from `softmax_by_hand` (use `m = 0`) and run `main`.
+# 3. Remove `m = max(row)` from `softmax_by_hand` (use `m = 0`) and run `main`. Why does it stop
+#    with an `OverflowError` instead of giving NaN, as `softmax_without_the_max` does?
 #
 # <details><summary>Expected answers</summary>
 #
@@ -263,8 +273,11 @@ if __name__ == "__main__":
 #    got: [3, 5]`: the last axis of `q` (8) must equal the second-to-last axis of `k` (5). With
 #    `seq_length == embed_size` both matrices are square, so $QK$ is computed without an error,
 #    and it is wrong; only the comparison with `scores_with_a_loop` shows it.
-# 3. `OverflowError: math range error`, at the row $(1000, 998)$: Python's `math.exp` raises
-#    instead of returning infinity above about 709.78 (the float64 limit), while `torch.exp` in
-#    float32 returns `inf` above 88.72.
+# 3. `OverflowError: math range error`, at the row $(1000, 998)$. `softmax_by_hand` computes with
+#    Python floats, and Python's `math.exp` raises an exception when the result would exceed
+#    float64's largest number (for arguments above about 709.78) instead of returning infinity.
+#    `torch.exp` returns `inf` (in float32 above 88.72), and $\infty / \infty$ then gives the NaN
+#    of `softmax_without_the_max`. Both are the same overflow, reported in two ways; subtracting
+#    the max avoids it.
 #
 # </details>

@@ -142,8 +142,11 @@ class DecoderOnlyTransformer(nn.Module):
         # variance 1, and the features of the positional encoding have a mean square of 1/2
         # (each sine and cosine pair has a squared norm of 1): the same order of magnitude, so
         # we add the two directly.
-        # (The original paper multiplies the embeddings by $\sqrt{d_{model}}$ because its
-        # embedding matrix is shared with the output layer and starts much smaller.)
+        # (The original paper multiplies the embeddings by $\sqrt{d_{model}}$ and gives no
+        # reason. A common reading: its embedding matrix is shared with the output projection
+        # (weight tying), whose initialisation makes entries far smaller than 1, and the factor
+        # brings the embeddings back to the size of the encoding. Here the two matrices are not
+        # tied and `nn.Embedding` already starts at variance 1, so we use no factor.)
         x = self.pos(self.embed(tokens))
         # The layers, each with a causal mask. Passing `causal=True` instead of a mask tensor lets
         # the fused path pick kernels that skip the blocked half of the score matrix.
