@@ -42,7 +42,7 @@ CASES = [
     ("boxes", r"\colorbox{aqua}{$F=ma$} + \fcolorbox{red}{lightyellow}{text} + \boxed{x} + \cancel{y}", False, "coloured and framed boxes"),
     ("size", r"\mathop{\mathbb{E}}_{s' \sim \large{\varepsilon}} [x] + a {\Large b} c", True, "math-mode sizes: \\large ε at 1.2 × the text size, in a limit too"),
     ("matrix-align", r"\begin{pmatrix*}[r] 10 & -2 \\ 3 & 40 \end{pmatrix*} \begin{bmatrix*}[l] 1 & 200 \\ 30 & 4 \end{bmatrix*}", True, "matrix*: the columns aligned right, left"),
-    ("widehat", r"\widehat{a} + \widehat{ab} + \widehat{abc}", True, "\\widehat over one, two, three letters in display"),
+    ("widehat", r"\widehat{a} + \widehat{ab} + \widehat{abc} + \widehat{A} + \hat{y}", True, "\\widehat over one, two, three letters in display; over one italic letter moved right by its skew, as TeX"),
     ("fences-tall", r"x \left( \frac{a}{b} \right) y + \left[ \sum_i x_i \right]", True, "\\left…\\right round tall content: no gap beside"),
     ("laps", r"{=}\mathllap{/\,} \quad \mathrlap{\,/}{=} \quad \sum_{\mathclap{1\le i\le j\le n}} x_{ij} \quad \left(x^{\smash{2}}\right)", True, "overlaps: ≠ both ways, a wide limit not widening the sum, a smashed exponent"),
 ]
@@ -184,6 +184,14 @@ def test_starred_matrices_keep_their_column_alignment() -> None:
     assert [mo.text for mo in tree.iter(NS + "mo") if mo.text in "()[]"] == ["(", ")", "[", "]"]
     plain = _tree(tex_to_mathml(r"\begin{vmatrix*} a & b \\ c & d \end{vmatrix*}", True))
     assert {td.get("style") for td in plain.iter(NS + "mtd")} == {None}  # centred, as vmatrix
+
+
+def test_an_accent_over_one_italic_letter_moves_right_by_its_skew() -> None:
+    accents = {mo.text: mo.get("style") for mo in _mos(_markup()["widehat"]) if mo.text in "\u0302\u02c6"}
+    assert accents["\u02c6"] == "margin-left:0.056em;margin-right:-0.056em;"  # \hat{y}: y's skew
+    hats = [mo.get("style") for mo in _mos(_markup()["widehat"]) if mo.text == "\u0302"]
+    assert hats == [None, None, None, "margin-left:0.139em;margin-right:-0.139em;"]  # only over the one letter A
+    assert "margin" not in tex_to_mathml(r"\hat{h}", False)  # h has no skew
 
 
 def test_numbered_equations_have_anchors_and_links() -> None:

@@ -1154,6 +1154,33 @@ _ITALIC_LETTER = re.compile(
 _ITALIC_SPACE = {c: f'<mspace width="{w}em" class="kern"/>' for c, w in _ITALIC_CORRECTION.items()}
 
 
+# An accent over one math-italic letter sits over the letter's slanted top, not its box's centre:
+# TeX moves it right by the letter's skew (KaTeX's values, em, the kern with cmmi's skew char).
+# Chromium centres it (it does not read the font's top-accent attachments), so `\widehat{A}` and
+# `\hat{y}` leaned left of KaTeX's by the skew; margins move it without widening the <mover>. (A
+# stretched one moves by half of it: Chromium stretches it over the base less the margins; larger
+# margins leave a narrow base's hat undrawn.)
+_SKEW = {
+    "A": 0.139, "B": 0.083, "C": 0.083, "D": 0.056, "E": 0.083, "F": 0.083, "G": 0.083, "H": 0.056,
+    "I": 0.111, "J": 0.167, "K": 0.056, "L": 0.028, "M": 0.083, "N": 0.083, "O": 0.083, "P": 0.083,
+    "Q": 0.083, "R": 0.083, "S": 0.083, "T": 0.083, "U": 0.028, "X": 0.083, "Z": 0.083, "c": 0.056,
+    "d": 0.167, "e": 0.056, "f": 0.167, "g": 0.028, "l": 0.083, "o": 0.056, "p": 0.083, "q": 0.083,
+    "r": 0.056, "s": 0.056, "t": 0.083, "u": 0.028, "v": 0.028, "w": 0.083, "x": 0.028, "y": 0.056,
+    "z": 0.056, "\u03b1": 0.028, "\u03b2": 0.083, "\u03b4": 0.056, "\u03b5": 0.083, "\u03b6": 0.083,
+    "\u03b7": 0.056, "\u03b8": 0.083, "\u03b9": 0.056, "\u03bc": 0.028, "\u03bd": 0.028, "\u03be": 0.111,
+    "\u03c1": 0.083, "\u03c4": 0.028, "\u03c5": 0.028, "\u03c6": 0.083, "\u03c7": 0.056, "\u03c8": 0.111,
+}
+_SKEWED_ACCENT = re.compile(
+    r'<mover accent="true"><mi>([' + "".join(_SKEW) + r'])</mi><mo((?: stretchy="[a-z]+")?(?: mathsize="[^"]*")?)>'
+)
+
+
+def _skewed_accent(m: re.Match) -> str:
+    skew = _SKEW[m.group(1)]
+    return (f'<mover accent="true"><mi>{m.group(1)}</mi>'
+            f'<mo{m.group(2)} style="margin-left:{skew}em;margin-right:-{skew}em;">')
+
+
 def _full_size_primes(body: str) -> str:
     body = _PRIME_SUP.sub(lambda m: f"<mrow>{m.group(1)}{_PRIME}{m.group(2)}</mo></mrow>", body)
     out: list[str] = []
@@ -1260,6 +1287,8 @@ def _finish(raw: str, tex: str, display: bool) -> str:
     if "\u20d7" in body:
         # \vec: the combining arrow drifts left of its base in Chromium; a small → sits on it.
         body = body.replace('<mo stretchy="false">\u20d7</mo></mover>', '<mo stretchy="false" mathsize="70%">\u2192</mo></mover>')
+    if '<mover accent="true"><mi>' in body:
+        body = _SKEWED_ACCENT.sub(_skewed_accent, body)
     if display and "<mpadded style=" in body:
         body = _mathop_limits(body)
     mode = "block" if display else "inline"
