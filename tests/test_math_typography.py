@@ -44,6 +44,7 @@ CASES = [
     ("matrix-align", r"\begin{pmatrix*}[r] 10 & -2 \\ 3 & 40 \end{pmatrix*} \begin{bmatrix*}[l] 1 & 200 \\ 30 & 4 \end{bmatrix*}", True, "matrix*: the columns aligned right, left"),
     ("widehat", r"\widehat{a} + \widehat{ab} + \widehat{abc} + \widehat{A} + \hat{y}", True, "\\widehat over one, two, three letters in display; over one italic letter moved right by its skew, as TeX"),
     ("fences-tall", r"x \left( \frac{a}{b} \right) y + \left[ \sum_i x_i \right]", True, "\\left…\\right round tall content: no gap beside"),
+    ("fences-inline", r"x \left( \frac{a}{b} \right) + \left( \tfrac{1}{2} \right) y + \left[ \frac{a^2}{b} \right] + \left( \dfrac{1}{2} \right)", False, "\\left…\\right round an inline fraction: TeX's delimiter size (1.2 em; 1.8 round a script; \\dfrac as in display, 2.4), no gap beside"),
     ("laps", r"{=}\mathllap{/\,} \quad \mathrlap{\,/}{=} \quad \sum_{\mathclap{1\le i\le j\le n}} x_{ij} \quad \left(x^{\smash{2}}\right)", True, "overlaps: ≠ both ways, a wide limit not widening the sum, a smashed exponent"),
 ]
 NUMBERED = [
@@ -175,6 +176,25 @@ def test_fences_round_a_fraction_give_back_the_width_chromium_adds() -> None:
     assert [mo.get("stretchy") for mo in short if mo.text in "()"] == ["false", "false"]  # after an Ord too
 
 
+def test_fences_round_an_inline_fraction_are_held_at_texs_size() -> None:
+    # TeX's size (\delimiterfactor 901, \delimitershortfall 0.5 em) of its 1.2/1.8/2.4/3 em ladder,
+    # held with minsize = maxsize (Chromium would take its larger covering variant), the box of the
+    # widest variant given back: the 1.195 em paren is 0.458 em wide in a 0.875 em box
+    mos = [mo for mo in _mos(_markup()["fences-inline"]) if mo.text in "()[]"]
+    assert [(mo.text, mo.get("minsize"), mo.get("maxsize"), mo.get("style")) for mo in mos] == [
+        ("(", "1.19em", "1.19em", "margin-left:-0.208em;margin-right:-0.208em;"),
+        (")", "1.19em", "1.19em", "margin-left:-0.208em;margin-right:-0.208em;"),
+        ("(", "1.19em", "1.19em", "margin-left:-0.208em;margin-right:-0.208em;"),  # \tfrac
+        (")", "1.19em", "1.19em", "margin-left:-0.208em;margin-right:-0.208em;"),
+        ("[", "1.79em", "1.79em", "margin-left:-0.098em;margin-right:-0.098em;"),  # a², taller: 1.8 em
+        ("]", "1.79em", "1.79em", "margin-left:-0.098em;margin-right:-0.098em;"),
+        ("(", "2.39em", "2.39em", "margin-left:-0.070em;margin-right:-0.070em;"),  # \dfrac{1}{2}: as in display
+        (")", "2.39em", "2.39em", "margin-left:-0.070em;margin-right:-0.070em;"),
+    ]
+    display = [mo for mo in _mos(tex_to_mathml(r"\left( \frac{1}{2} \right)", True)) if mo.text in "()"]
+    assert {mo.get("minsize") for mo in display} == {"2.39em"}  # digits reach higher than a: 2.4 em
+
+
 def test_starred_matrices_keep_their_column_alignment() -> None:
     tree = _tree(_markup()["matrix-align"])
     tables = list(tree.iter(NS + "mtable"))
@@ -285,6 +305,10 @@ def test_chromium_spaces_and_sizes_like_tex(browser) -> None:
         assert gap_after(fences, 0) < 0.1 * em and gap_after(fences, 1) < 0.1 * em  # "(x)", not "( x )"
         brackets = [leaf for leaf in fences if leaf[1] in "[]"]
         assert (brackets[0][5] - brackets[0][4]) > 1.5 * em  # round a display \sum: stretched
+
+        inline = leaves("fences-inline")
+        x_leaf = next(i for i, leaf in enumerate(inline) if leaf[1] == "x")
+        assert abs(inline[x_leaf + 1][4] - inline[x_leaf + 1][5]) < 1.3 * em  # the paren at 1.2 em, not taller
 
         size = leaves("size")
         prime_s = next(leaf for leaf in size if leaf[1] == "s")

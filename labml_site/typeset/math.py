@@ -1031,27 +1031,95 @@ _LEFT_RIGHT = re.compile(r"<mrow><mo(?P<attr> lspace=\"[^\"]*\")?>(?P<d>[(\[{|/\
 _TALL = re.compile(r"<(?:mfrac|msqrt|mroot|mtable|munder|mover|munderover|mpadded|menclose|mstyle)[ >]|minsize=|[\u220f-\u2211\u222b-\u2233\u22c0-\u22c3\u2a00-\u2a0c]|displaystyle")
 
 
-# \left( \frac{a}{b} \right): round one fraction of plain rows the stretched glyph is the
-# variant for that height (Latin Modern's 1.79em one round a display fraction, as KaTeX picks),
-# inside the box of the widest variant Chromium gives it; the margins take the rest back, as for
-# \big( (`_delimiter_with_margins`).
-_FRACTION_ONLY = re.compile(r"(?:<mrow>|</mrow>|<mi>[^<]*</mi>|<mn>[^<]*</mn>|<mo>[^<(\[{]*</mo>|<mfrac>|</mfrac>)*")
-_FRACTION_FENCE_EM = {True: 1.79, False: 1.2}
+# \left( \frac{a}{b} \right): Chromium stretches the paren to the smallest of Latin Modern's variants
+# that covers the fraction, inside the box of the widest variant (0.23 em too wide a side inline,
+# 0.14 in display). TeX (and KaTeX) take the smallest of its sizes (1.2, 1.8, 2.4, 3 em) that
+# covers 90.1 % of the fraction's reach from the axis, or all of it less 0.5 em
+# (\delimiterfactor, \delimitershortfall); Latin Modern has variants of those heights (1.195,
+# 1.793, 2.393, 2.991 em for the paren), so the pair is held at TeX's size with minsize = maxsize
+# and the margins take back the rest of the box, as for \big( (`_delimiter_with_margins`). The
+# fraction's height and depth are estimated from Latin Modern Math's MATH constants and glyph
+# heights (em): a fraction of one-line rows (tokens, operators but fences, scripts, kerns), in its
+# own style (\tfrac and \dfrac are an <mfrac displaystyle=…>).
+_FRACTION_ONLY = re.compile(
+    r'(?:</?mrow>|</?msub>|</?msup>|</?msubsup>|<mi>[^<]*</mi>|<mn>[^<]*</mn>|<mo(?: [a-z]+="[^"]*")*>[^<(\[{|\u2016]*</mo>'
+    r'|<mspace width="[^"]*"(?: class="kern")?/>|<mfrac(?: displaystyle="(?:true|false)")?>|</mfrac>)*'
+)
+_AXIS = 0.25
+_TEX_DELIMITER_SIZES = (1.2, 1.8, 2.4, 3.0)
+# (numerator shift up, denominator shift down, gap) in display and text style
+_FRACTION_SHIFTS = {True: (0.677, 0.686, 0.12), False: (0.394, 0.345, 0.04)}
+_SCRIPT_SCALE = (1.0, 0.7, 0.5)
+_ASCENDERS = frozenset("bdfhklt0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ\u03b2\u03b4\u03b6\u03b8\u03bb\u03be\u0393\u0394\u0398\u039b\u039e\u03a0\u03a3\u03a6\u03a8\u03a9()[]{}|/")
+_DESCENDERS = frozenset("gjpqy\u03b2\u03b3\u03b6\u03b7\u03bc\u03be\u03c1\u03c6\u03c7\u03c8,;()[]{}|/")
+_SCRIPT_TAGS = ("msub", "msup", "msubsup")
+
+
+def _text_extent(text: str) -> tuple[float, float]:
+    up = max((0.694 if c in _ASCENDERS else 0.583 if c in "+\u2212\u00b1" else 0.442) for c in text) if text else 0.0
+    down = max((0.205 if c in _DESCENDERS else 0.083 if c in "+\u2212\u00b1" else 0.011) for c in text) if text else 0.0
+    return up, down
+
+
+def _extent(element: Element, level: int, display: bool) -> tuple[float, float]:
+    """(ascent, descent) in em of the formula's font: an estimate good enough to name the variant."""
+    scale = _SCRIPT_SCALE[min(level, 2)]
+    name = element.tag.rpartition("}")[2]
+    if name in ("mi", "mn", "mo", "mtext"):
+        up, down = _text_extent(element.text or "")
+        return up * scale, down * scale
+    children = list(element)
+    if name in _SCRIPT_TAGS and children:
+        up, down = _extent(children[0], level, display)
+        script = children[1:]
+        if name in ("msub", "msubsup"):
+            sub_up, sub_down = _extent(script[0], level + 1, display)
+            down = max(down, 0.247 * scale + sub_down)
+        if name in ("msup", "msubsup"):
+            sup_up, sup_down = _extent(script[-1], level + 1, display)
+            up = max(up, 0.363 * scale + sup_up)
+        return up, down
+    if name == "mfrac" and len(children) == 2:
+        own = element.get("displaystyle")
+        frac_display = own == "true" if own else (display and level == 0)
+        inner = level if frac_display else level + 1
+        shift_up, shift_down, gap = (x * scale for x in _FRACTION_SHIFTS[frac_display])
+        num_up, num_down = _extent(children[0], inner, display)
+        den_up, den_down = _extent(children[1], inner, display)
+        shift_up = max(shift_up, _AXIS * scale + 0.02 * scale + gap + num_down)
+        shift_down = max(shift_down, den_up + gap + 0.02 * scale - _AXIS * scale)
+        return shift_up + num_up, shift_down + den_down
+    extents = [_extent(child, level, display) for child in children]
+    return (max((e[0] for e in extents), default=0.0), max((e[1] for e in extents), default=0.0))
+
+
+def _fence_size(middle: str, display: bool) -> float:
+    """The height (em) Chromium stretches a \\left … \\right pair to round `middle`."""
+    up, down = _extent(ElementTree.fromstring(f'<mrow xmlns="{MATHML_NS}">{middle}</mrow>'), 0, display)
+    return 2 * max(up - _AXIS, down + _AXIS)
 
 
 def _tall_fences(m: "re.Match[str]", inner: str, display: bool) -> Optional[str]:
     close = inner.rfind("<mo")
     middle = inner[:close]
     last = re.fullmatch(r'<mo((?: rspace="[^"]*")?)>([^<])</mo>', inner[close:])
-    if close < 0 or inner.count("<mfrac>") != 1 or not last or not _FRACTION_ONLY.fullmatch(middle):
+    if close < 0 or inner.count("<mfrac") != 1 or not last or not _FRACTION_ONLY.fullmatch(middle):
         return None
-    size = _FRACTION_FENCE_EM[display]
-    styles = [re.search(r' style="[^"]*"', _delimiter_with_margins(f'<mo minsize="{size}em">{d}</mo>'))
+    try:
+        reach = _fence_size(middle, display)
+    except ElementTree.ParseError:
+        return None
+    needed = max(reach * 0.901, reach - 0.5)
+    size = next((tex for tex in _TEX_DELIMITER_SIZES if tex >= needed), None)
+    if size is None:
+        return None
+    held = f' minsize="{size - 0.01:g}em" maxsize="{size - 0.01:g}em"'
+    styles = [re.search(r' style="[^"]*"', _delimiter_with_margins(f'<mo minsize="{size - 0.01:g}em">{d}</mo>'))
               for d in (m.group("d"), last.group(2))]
     if None in styles:
         return None
-    return (f'<mrow><mo{m.group("attr") or ""}{styles[0].group()}>{m.group("d")}</mo>{middle}'
-            f'<mo{last.group(1)}{styles[1].group()}>{last.group(2)}</mo></mrow>')
+    return (f'<mrow><mo{m.group("attr") or ""}{held}{styles[0].group()}>{m.group("d")}</mo>{middle}'
+            f'<mo{last.group(1)}{held}{styles[1].group()}>{last.group(2)}</mo></mrow>')
 
 
 def _small_fences(body: str, display: bool = False) -> str:
@@ -1065,7 +1133,7 @@ def _small_fences(body: str, display: bool = False) -> str:
         if end < 0 or not inner.endswith("</mo>"):
             continue
         if _TALL.search(inner):
-            tall = _tall_fences(m, inner, display) if "<mfrac>" in inner else None
+            tall = _tall_fences(m, inner, display) if "<mfrac" in inner else None
             if tall is not None:
                 out.append(body[pos : m.start()])
                 out.append(tall)
