@@ -13,7 +13,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from labml_site.typeset.math import MATHML_NS, tex_to_mathml, typeset_page
+from labml_site.typeset.math import MATHML_NS, MathError, tex_to_mathml, typeset_page
 
 REPO = Path(__file__).resolve().parent.parent
 MATH_CSS = REPO / "labml_site" / "theme" / "static" / "math.css"
@@ -45,6 +45,12 @@ CASES = [
     ("widehat", r"\widehat{a} + \widehat{ab} + \widehat{abc} + \widehat{A} + \hat{y}", True, "\\widehat over one, two, three letters in display; over one italic letter moved right by its skew, as TeX"),
     ("fences-tall", r"x \left( \frac{a}{b} \right) y + \left[ \sum_i x_i \right]", True, "\\left…\\right round tall content: no gap beside"),
     ("fences-inline", r"x \left( \frac{a}{b} \right) + \left( \tfrac{1}{2} \right) y + \left[ \frac{a^2}{b} \right] + \left( \dfrac{1}{2} \right)", False, "\\left…\\right round an inline fraction: TeX's delimiter size (1.2 em; 1.8 round a script; \\dfrac as in display, 2.4), no gap beside"),
+    ("above", r"{a \above 1pt b} + \genfrac{}{}{2pt}{}{x}{y}", True, "\\above and \\genfrac with a rule of their own thickness"),
+    ("cd", r"\begin{CD} A @>f>> B \\ @VgVV @AAhA \\ C @<<k< D \\ @| @. \\ C @= C \end{CD}", True, "amscd: objects and labelled arrows"),
+    ("cline-multicolumn", r"\begin{array}{c|c|c} \multicolumn{3}{c}{\text{head}} \\ \hline a & b & c \\ \cline{2-3} d & \multicolumn{2}{r}{e} \end{array}", True, "\\multicolumn spans its cells, \\cline rules part of a row"),
+    ("raisebox", r"a\raisebox{0.5em}{b}c + x\raisebox{-0.3em}{$y^2$ z}w", False, "\\raisebox lifts text and math"),
+    ("textcircled-stacked", r"\text{\textcircled a \textcircled{7}} + \textsf{\textbf{Sans bold}} + \texttt{\textit{mono italic}}", False, "enclosed letters and numbers; stacked text fonts"),
+    ("macro-primitives", r"\def\b{xy}\expandafter\hat\b + \noexpand\alpha + \futurelet\c\beta\gamma + \@ifstar{s}{n}* \@ifstar{s}{n}", False, "\\expandafter, \\noexpand, \\futurelet, \\@ifstar as KaTeX expands them"),
     ("laps", r"{=}\mathllap{/\,} \quad \mathrlap{\,/}{=} \quad \sum_{\mathclap{1\le i\le j\le n}} x_{ij} \quad \left(x^{\smash{2}}\right)", True, "overlaps: ≠ both ways, a wide limit not widening the sum, a smashed exponent"),
 ]
 NUMBERED = [
@@ -193,6 +199,75 @@ def test_fences_round_an_inline_fraction_are_held_at_texs_size() -> None:
     ]
     display = [mo for mo in _mos(tex_to_mathml(r"\left( \frac{1}{2} \right)", True)) if mo.text in "()"]
     assert {mo.get("minsize") for mo in display} == {"2.39em"}  # digits reach higher than a: 2.4 em
+
+
+def test_above_is_a_fraction_with_its_own_rule() -> None:
+    fractions = [f.get("linethickness") for f in _tree(_markup()["above"]).iter(NS + "mfrac")]
+    assert fractions == ["0.1em", "0.2em"]  # 1pt, 2pt of a 10pt font, as KaTeX (math-core wrote rem)
+    tree = _tree(tex_to_mathml(r"x + {a + b \above 2pt c} + y", False))
+    frac = next(tree.iter(NS + "mfrac"))
+    assert [mi.text for mi in frac[0].iter(NS + "mi")] == ["a", "b"] and frac[1].text == "c"  # its group only
+    assert [mi.text for mi in tree.iter(NS + "mi")][-1] == "y"
+
+
+def test_cd_is_a_table_of_objects_and_labelled_arrows() -> None:
+    table = next(_tree(_markup()["cd"]).iter(NS + "mtable"))
+    rows = [[("".join(td.itertext())).strip() for td in tr] for tr in table]
+    assert rows[0][0] == "A" and rows[0][2] == "B" and "\u2192" in rows[0][1] and "f" in rows[0][1]
+    assert "\u2193" in rows[1][0] and "g" in rows[1][0] and "\u2191" in rows[1][2] and "h" in rows[1][2]
+    assert "\u2190" in rows[2][1] and "k" in rows[2][1]  # @<<k<: the label under
+    assert "\u2016" in rows[3][0] and "=" in rows[4][1]  # @| and @=
+    assert {len(r) for r in rows} <= {1, 3}
+
+
+def test_multicolumn_spans_and_cline_rules_part_of_a_row() -> None:
+    rows = list(next(_tree(_markup()["cline-multicolumn"]).iter(NS + "mtable")))
+    head = rows[0][0]
+    assert head.get("columnspan") == "3" and "border-right" not in head.get("style")  # not the columns' rules
+    assert [("border-top" in (td.get("style") or "")) for td in rows[2]] == [False, True]  # \cline{2-3}: d | e…
+    assert rows[2][1].get("columnspan") == "2" and "text-align: right" in rows[2][1].get("style")
+    # not after \\ (the first row) or a range outside the row: nothing drawn, nothing refused
+    assert "border-top" not in tex_to_mathml(r"\begin{array}{cc} a & b \end{array}", True)
+    assert "border-top" in tex_to_mathml(r"\begin{array}{cc} a & b \\ \cline{1-9} c & d \end{array}", True)
+
+
+def test_raisebox_lifts_text_and_math() -> None:
+    pads = [(p.get("voffset"), "".join(p.itertext())) for p in _tree(_markup()["raisebox"]).iter(NS + "mpadded")]
+    assert pads == [("0.5em", "b"), ("-0.3em", "y2\u00a0z")]
+    assert 'voffset="0.2em"' in tex_to_mathml(r"\raisebox{2pt}{a}", False)  # pt of the font size, as KaTeX
+
+
+def test_textcircled_and_stacked_text_fonts() -> None:
+    tree = _tree(_markup()["textcircled-stacked"])
+    assert "\u24d0" in "".join(tree.itertext()) and "\u2466" in "".join(tree.itertext())  # ⓐ ⑦
+    rows = {row.get("class"): [(t.get("mathvariant"), t.text) for t in row.iter(NS + "mtext")]
+            for row in tree.iter(NS + "mrow") if row.get("class")}
+    assert rows == {"text-sans": [("bold", "Sans\u00a0bold")], "text-mono": [("italic", "mono\u00a0italic")]}
+    with pytest.raises(MathError):
+        tex_to_mathml(r"\textcircled{xyz}", False)  # no enclosed form: an error, not a wrong glyph
+
+
+def test_macro_primitives_expand_as_katex() -> None:
+    text = [e.text for e in _tree(_markup()["macro-primitives"]).iter() if e.text and e.text.strip()]
+    assert text[:3] == ["x", "\u02c6", "y"]  # \expandafter\hat\b: \hat over the first token of \b's body
+    assert "\u03b1" in text and text.count("s") == 1 and "n" in text
+    assert "\u03b2" in text and "\u03b3" in text
+    assert "<mi>y</mi>" in tex_to_mathml(r"\def\b{x}\noexpand\b y", False)
+    assert "<mi>x</mi>" not in tex_to_mathml(r"\def\b{x}\noexpand\b y", False)  # a macro: \relax, nothing
+
+
+def test_expansion_primitives_are_bounded() -> None:
+    # each \expandafter puts one body in once; past math_katex.MAX_GROWTH characters it is only
+    # dropped (\b is then math-core's to expand, under its expansion limit)
+    from labml_site.typeset import math_katex
+
+    body = "x" * 1000
+    tex = rf"\def\b{{{body}}}" + r"\expandafter\relax\b" * 40
+    added = sum(len(text) - (end - start) for start, end, text in math_katex.rewrites(tex, True))
+    assert 0 < added <= math_katex.MAX_GROWTH
+    assert tex_to_mathml(tex, False).count("<mi>x</mi>") == 40_000  # what TeX sets
+    with pytest.raises(MathError, match="paragraph"):
+        tex_to_mathml(r"a \par b", False)
 
 
 def test_starred_matrices_keep_their_column_alignment() -> None:

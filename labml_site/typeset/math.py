@@ -41,6 +41,8 @@ from xml.etree.ElementTree import Element
 
 from math_core import LatexError, LatexToMathML
 
+from labml_site.typeset import math_katex
+
 __all__ = [
     "MathError",
     "MATHML_NS",
@@ -227,7 +229,7 @@ _SIZES = {"tiny": 0.5, "scriptsize": 0.7, "footnotesize": 0.8, "small": 0.9, "no
 _SIZE_MARKERS = {name: f"01F01{i}" for i, name in enumerate(_SIZES)}
 _MARKED.update({marker: (f'<mstyle scriptlevel="0"><mrow style="font-size:{_SIZES[name]:g}em;">', "</mrow></mstyle>")
                 for name, marker in _SIZE_MARKERS.items()})
-_MARKER_START = re.compile(r'<mrow style="color:#(01F00[9A-F]|01F01[0-9]);">')
+_MARKER_START = re.compile(r'<mrow style="color:#(01F00[9A-F]|01F01[0-9]|' + math_katex.MARKER_RE + r');">')
 _MATRIX_FENCES = {"matrix": ("", ""), "pmatrix": ("(", ")"), "bmatrix": ("[", "]"), "Bmatrix": (r"\{", r"\}"),
                   "vmatrix": ("|", "|"), "Vmatrix": (r"\|", r"\|")}
 _EQUATION_ID = re.compile(r' id="([^"]*)"')
@@ -478,6 +480,9 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
             if close > 0:
                 repl.append((start, end, r"{\begin{subarray}{c}"))
                 repl.append((close, close + 1, r"\end{subarray}}"))
+    # KaTeX's last names math-core lacks (\above, CD, \cline, \multicolumn, …): typeset/math_katex.py
+    if math_katex.TRIGGER.search(tex):
+        repl += math_katex.rewrites(tex, _MARKER_PREFIX not in tex.upper())
     if unnumbered:
         repl += [(m.start(), m.end(), rf"\{m.group(1)}{{{m.group(2)}*}}") for m in _NUMBERED_ENV.finditer(tex)]
     if "\\\\" in tex and "\\end" in tex:
@@ -517,7 +522,7 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
 _TEXT_START = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{")
 
 
-_TEXT_ARGUMENT = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{|\\(f?colorbox)\s*\{[^{}]*\}(?:\s*\{[^{}]*\})??\s*\{(?=[^{}]*\$)")
+_TEXT_ARGUMENT = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{|\\(f?colorbox|raisebox)\s*\{[^{}]*\}(?:\s*\{[^{}]*\})??\s*\{(?=[^{}]*\$)")
 
 
 def _math_in_text(tex: str) -> list[tuple[int, int, str]]:
@@ -708,6 +713,8 @@ def _math_error(error: LatexError, tex: str, edits: list[tuple[int, int, int]]) 
     line, column = _line_column(tex, offset)
     text = m.group(2)
     text = text[:1].lower() + text[1:]
+    if text == 'unknown command "\\par"':  # (as KaTeX and TeX: a paragraph cannot end in math)
+        text = "\\par (a paragraph break) cannot appear inside math: end the formula before it, or write \\\\ for a new row"
     where = f"column {column}" if "\n" not in tex else f"line {line}, column {column}"
     return MathError(f"{text} (at {where} of the formula)", column, line)
 
@@ -874,6 +881,7 @@ def _typeset_together(formulas: tuple[tuple[str, bool], ...], macros: tuple[tupl
 # After conversion
 
 _NAMED_ENTITY = re.compile(r"&([A-Za-z][A-Za-z0-9]*);")
+_REM_LENGTH = re.compile(r'(linethickness|voffset)="(-?[0-9.]+)rem"')
 _XML_ENTITIES = frozenset({"amp", "lt", "gt", "quot"})
 # A sized delimiter (\bigg), \Big\Vert) as the base of a script: Chromium draws it at normal size
 # unless it is wrapped in an <mrow> and marked stretchy and symmetric (DESIGN.md).
@@ -1004,6 +1012,10 @@ def _unmark(body: str) -> str:
         if end < 0:
             return body
         inner = body[m.end() : end]
+        extra = math_katex.finish_marker(body, m.group(1), m.start(), end + len("</mrow>"), inner)
+        if extra is not None:
+            body = extra
+            continue
         if m.group(1) == _MARKERS["small"]:
             inner = inner.replace('<mtable displaystyle="false" scriptlevel="0"', '<mtable displaystyle="false" scriptlevel="1"', 1)
             start_tag, end_tag = ("<mrow>", "</mrow>")
@@ -1341,6 +1353,8 @@ def _finish(raw: str, tex: str, display: bool) -> str:
     if "&#x2061;</mo>" in body:
         body = _APPLY_BARE.sub('<mo lspace="0.1667em">&#x2061;</mo>', body)
     body = _ITALIC_LETTER.sub(_italic_correction, body)
+    if 'rem"' in body:  # \genfrac, \above, \raisebox: math-core writes pt as rem; TeX's are of the font size
+        body = _REM_LENGTH.sub(r'\1="\2em"', body)
     if "minsize=" in body:
         body = _SIZED_DELIMITER.sub(_delimiter_gap, body)
         body = _SIZED_BASE.sub(_sized_base, body)
@@ -1398,7 +1412,7 @@ MATHML_ATTRIBUTES = frozenset(
     """xmlns display encoding mathvariant mathcolor mathbackground mathsize displaystyle scriptlevel
     stretchy fence form separator symmetric largeop movablelimits accent accentunder lspace rspace
     minsize maxsize width height depth voffset linethickness columnalign rowspacing columnspacing
-    rowlines columnlines notation class style id""".split()
+    rowlines columnlines columnspan notation class style id""".split()
 )
 _ARITY = {"msub": 2, "msup": 2, "mfrac": 2, "mroot": 2, "munder": 2, "mover": 2, "msubsup": 3, "munderover": 3}
 _TEXT_ONLY_ELEMENTS = frozenset({"mi", "mn", "mo", "mtext", "ms", "annotation"})
@@ -1406,7 +1420,7 @@ _ONLY_CHILD = {"mtable": "mtr", "mtr": "mtd"}
 _CLASSES = frozenset(
     {"tex-llap", "tex-clap", "text-serif", "text-small-caps", "text-strike", "text-underline",
      "menclose-updiagonalstrike", "menclose-downdiagonalstrike", "menclose-phasorangle", "math-core-unknown-cmd",
-     "kern"}
+     "kern", "text-sans", "text-mono"}
 )
 # Inline CSS math-core writes (padding, widths, alignment, colours, font sizes): plain
 # declarations of a known property with a value of words, numbers, units and #hex; no url(),
