@@ -266,6 +266,17 @@ def test_expansion_primitives_are_bounded() -> None:
     added = sum(len(text) - (end - start) for start, end, text in math_katex.rewrites(tex, True))
     assert 0 < added <= math_katex.MAX_GROWTH
     assert tex_to_mathml(tex, False).count("<mi>x</mi>") == 40_000  # what TeX sets
+    # thousands of commands that each scan a row or a group: bounded work, not seconds
+    import time
+
+    for tex in (r"\begin{array}{c} a \\ " + r"\cline{1-1}" * 1500 + r" b \end{array}", r"{a \above 1pt b}" * 1200,
+                r"\multicolumn{1}{c}{" * 140 + "a" + "}" * 140):
+        started = time.process_time()
+        try:
+            tex_to_mathml(tex, True)
+        except MathError:
+            pass
+        assert time.process_time() - started < 1.0
     with pytest.raises(MathError, match="paragraph"):
         tex_to_mathml(r"a \par b", False)
 

@@ -22,7 +22,8 @@ it.
   ``\\relax`` meaning) and ``\\b`` otherwise; ``\\futurelet\\cs\\a\\b`` is ``\\let\\cs=\\b\\a\\b``.
   Page macros are expanded by math-core, later, so ``\\expandafter`` before one is just dropped.
   Each rewrite is one pass over the formula and adds at most one definition's body per command,
-  and the whole is bounded by `MAX_GROWTH` characters: no expansion runs unbounded.
+  and the whole is bounded by `MAX_GROWTH` characters: no expansion runs unbounded; at most
+  `MAX_COMMANDS` of these are rewritten a formula (each scans at most the formula).
 
 ``\\par`` stays math-core's error, as in KaTeX and TeX (a paragraph cannot end inside math).
 """
@@ -42,6 +43,9 @@ _CELL_RULES = {CLINE: "border-top", LEFT_RULE: "border-left", RIGHT_RULE: "borde
 _SPAN_BASE = {"c": 0x40, "l": 0x80, "r": 0xC0}
 MARKER_RE = r"01F02[0-5]|01F0[4-9A-F][0-9A-F]"
 MAX_GROWTH = 20_000
+# Commands rewritten a formula: some scan a row or their group each (\cline, \above), so a
+# formula of thousands of them would take seconds; no real formula has more than a few.
+MAX_COMMANDS = 200
 
 TRIGGER = re.compile(
     r"\\(?:above|cline|multicolumn|raisebox|textcircled|expandafter|noexpand|futurelet|@ifstar|text(?:sf|tt))(?![A-Za-z])"
@@ -221,7 +225,9 @@ def rewrites(tex: str, marker_ok: bool) -> list[tuple[int, int, str]]:
     repl: list[tuple[int, int, str]] = []
     definitions: Optional[dict[str, str]] = None
     growth = 0
-    for m in TRIGGER.finditer(tex):
+    for index, m in enumerate(TRIGGER.finditer(tex)):
+        if index == MAX_COMMANDS:
+            break  # (the rest stay as written: math-core names them)
         name = m.group()
         start, end = m.start(), m.end()
         if name.startswith("\\begin"):
