@@ -5,7 +5,7 @@ it.
 * ``{a \\above 2pt b}``: ``\\genfrac`` with that rule (math-core's ``rem`` made ``em``, as KaTeX);
 * ``\\begin{CD}`` (amscd): an array of objects and arrows, as KaTeX draws it: ``@>a>b>`` and
   ``@<<<`` are ``\\xrightarrow``/``\\xleftarrow`` between the objects, ``@=`` a long ``=``,
-  ``@VaVbV``/``@AaAbA`` a ``\\Big`` arrow with its labels lapped to either side, ``@|`` ``\\Big\\Vert``,
+  ``@VaVbV``/``@AaAbA`` a ``\\Big`` arrow with its labels to either side (the arrow centred), ``@|`` ``\\Big\\Vert``,
   ``@.`` nothing;
 * ``\\cline{i-j}`` after ``\\\\``: a rule over the top of cells i…j of the next row (a border on those
   ``<mtd>``); ``\\multicolumn{n}{spec}{x}``: ``columnspan`` on its cell, aligned by the spec;
@@ -181,9 +181,14 @@ def _cd(tex: str, begin: re.Match, marker_ok: bool) -> Optional[list[tuple[int, 
                 text = f"&{arrow}" + (f"[{below}]" if below else "") + f"{{{above}}}&"
             else:
                 glyph = {"V": r"\Big\downarrow", "A": r"\Big\uparrow", "|": r"\Big\Vert", ".": ""}[kind]
-                left = (rf"\textcolorhtml{{01F00C}}{{\scriptstyle {above}\,}}" if above and marker_ok else "")
-                right = (rf"\textcolorhtml{{01F00B}}{{\,\scriptstyle {below}}}" if below and marker_ok else "")
-                text = ("&&" if index else "") + left + glyph + right
+                # the labels beside the arrow, each side padded by the other's phantom: the arrow
+                # stays on the column's axis and the labels inside the table (lapped, they were
+                # clipped at the formula's edges)
+                left = rf"{{\scriptstyle {above}\,}}" if above else ""
+                right = rf"{{\,\scriptstyle {below}}}" if below else ""
+                pad_left = rf"\hphantom{{{right}}}" if right else ""
+                pad_right = rf"\hphantom{{{left}}}" if left else ""
+                text = ("&&" if index else "") + pad_left + left + glyph + right + pad_right
             repl.append((s, e, text))
     repl.append((begin.start(), begin.end(), rf"\begin{{array}}{{{'c' * columns}}}"))
     repl.append((end, end + len(r"\end{CD}"), r"\end{array}"))
