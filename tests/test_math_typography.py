@@ -407,6 +407,20 @@ def test_chromium_spaces_and_sizes_like_tex(browser) -> None:
         one, thirty = (next(leaf for leaf in matrix if leaf[1] == t) for t in ("1", "30"))
         assert abs(one[2] - thirty[2]) < 1  # left-aligned column
 
+        # \multicolumn{3}: the head's cell as wide as the three below it; \cline{2-3}: a rule on 2 and 3
+        cells = tab.evaluate("""() => [...document.querySelectorAll('#cline-multicolumn mtr')].map(tr =>
+            [...tr.children].map(td => { const r = td.getBoundingClientRect();
+              return [r.left, r.right, getComputedStyle(td).borderTopWidth]; }))""")
+        assert abs(cells[0][0][0] - cells[1][0][0]) < 1 and abs(cells[0][0][1] - cells[1][2][1]) < 1
+        assert [float(c[2][:-2]) > 0 for c in cells[2]] == [False, True]
+        assert abs(cells[2][1][1] - cells[1][2][1]) < 1  # \multicolumn{2}: e's cell to the last column
+        raised = leaves("raisebox")
+        a, b = next(leaf for leaf in raised if leaf[1] == "a"), next(leaf for leaf in raised if leaf[1] == "b")
+        assert abs((a[5] - b[5]) - 0.5 * em) < 0.1 * em  # \raisebox{0.5em}{b}
+        x, y = next(leaf for leaf in raised if leaf[1] == "x"), next(leaf for leaf in raised if leaf[1] == "y")
+        # lowered math: $y^2$ inside \raisebox{-0.3em} (boxes are ink: y descends 0.194 em below x)
+        assert abs((y[5] - x[5]) - (0.3 + 0.194) * em) < 0.1 * em
+
         anchor = tab.evaluate("document.querySelector('#ref a').getAttribute('href')")
         assert anchor == "#eq-sum" and tab.evaluate("!!document.getElementById('eq-sum')")
     finally:
