@@ -52,6 +52,10 @@ FORMULAS = [
     ("greek", r"\alpha\beta + \Gamma\Delta", False),
     ("dots", r"x_1, \dots, x_n", False),
     ("mid", r"\{ x \mid x > 0 \}", False),
+    ("above", r"{a \above 1pt b} + x", False),
+    ("raisebox", r"a\raisebox{0.25em}{$b$}c + d", False),
+    ("textcircled", r"\text{\textcircled a} + \textsf{\textbf{H}}", False),
+    ("cd", r"\begin{CD} A @>f>> B \\ @VgVV @AAhA \\ C @<<k< D \end{CD}", True),
 ]
 
 LEAVES = """

@@ -15,12 +15,15 @@ import math_vs_katex as mk
 
 GAP_EM = 0.1
 WIDTH_EM = 0.15
-KNOWN = {"primes", "norm-sub", "sqrt", "limits", "int", "pmatrix", "cases", "align", "dots", "mathop", "ord-op"}
+KNOWN = {"primes", "norm-sub", "sqrt", "limits", "int", "pmatrix", "cases", "align", "dots", "mathop", "ord-op", "cd"}
 # A stretched delimiter's text range is its unstretched glyph at the operator box's left edge, so
 # gaps beside it mean nothing; the formula's width does (\left( \frac{a}{b} \right) was 0.56 em wide
 # of KaTeX's: Chromium boxes the stretched paren at its widest variant's width; round an inline
 # fraction 0.93 em over four parens, 0.23 em each, before they were held at TeX's size).
-WIDTH_ONLY = {"fences", "fences-inline"}
+# \textcircled is one enclosed glyph here (ⓐ) and a letter under a ◯ in KaTeX: no glyphs to pair.
+# (cd is KNOWN: its vertical labels are padded into the table here, 1.3 em wider; KaTeX laps them
+# out of its box.)
+WIDTH_ONLY = {"fences", "fences-inline", "textcircled"}
 
 
 def test_the_formula_set_covers_the_constructs() -> None:
