@@ -298,6 +298,7 @@ def test_an_accent_over_one_italic_letter_moves_right_by_its_skew() -> None:
     hats = [mo.get("style") for mo in _mos(_markup()["widehat"]) if mo.text == "\u0302"]
     assert hats == [None, None, None, "margin-left:0.139em;margin-right:-0.139em;"]  # only over the one letter A
     assert "margin" not in tex_to_mathml(r"\hat{h}", False)  # h has no skew
+    assert "margin" not in tex_to_mathml(r"\overline{x} + \overbrace{A}", False)  # not accents: centred
 
 
 def test_numbered_equations_have_anchors_and_links() -> None:

@@ -1251,14 +1251,18 @@ _SKEW = {
     "\u03c1": 0.083, "\u03c4": 0.028, "\u03c5": 0.028, "\u03c6": 0.083, "\u03c7": 0.056, "\u03c8": 0.111,
 }
 _SKEWED_ACCENT = re.compile(
-    r'<mover accent="true"><mi>([' + "".join(_SKEW) + r'])</mi><mo((?: stretchy="[a-z]+")?(?: mathsize="[^"]*")?)>'
+    r'<mover accent="true"><mi>([' + "".join(_SKEW) + r'])</mi><mo((?: stretchy="[a-z]+")?(?: mathsize="[^"]*")?)>([^<]*</mo></mover>)'
 )
+# (rules and braces over the base are not accents: \overline, \overbrace stay centred, as in KaTeX)
+_NOT_SKEWED = ("\u0332<", "\u203e<", "\u23de<", "\u23dc<", "\u23b4<")
 
 
 def _skewed_accent(m: re.Match) -> str:
+    if m.group(3).startswith(_NOT_SKEWED):
+        return m.group()
     skew = _SKEW[m.group(1)]
     return (f'<mover accent="true"><mi>{m.group(1)}</mi>'
-            f'<mo{m.group(2)} style="margin-left:{skew}em;margin-right:-{skew}em;">')
+            f'<mo{m.group(2)} style="margin-left:{skew}em;margin-right:-{skew}em;">{m.group(3)}')
 
 
 def _full_size_primes(body: str) -> str:
