@@ -1250,19 +1250,16 @@ _SKEW = {
     "\u03b7": 0.056, "\u03b8": 0.083, "\u03b9": 0.056, "\u03bc": 0.028, "\u03bd": 0.028, "\u03be": 0.111,
     "\u03c1": 0.083, "\u03c4": 0.028, "\u03c5": 0.028, "\u03c6": 0.083, "\u03c7": 0.056, "\u03c8": 0.111,
 }
-_SKEWED_ACCENT = re.compile(
-    r'<mover accent="true"><mi>([' + "".join(_SKEW) + r'])</mi><mo((?: stretchy="[a-z]+")?(?: mathsize="[^"]*")?)>([^<]*</mo></mover>)'
-)
 # (rules and braces over the base are not accents: \overline, \overbrace stay centred, as in KaTeX)
-_NOT_SKEWED = ("\u0332<", "\u203e<", "\u23de<", "\u23dc<", "\u23b4<")
+_SKEWED_ACCENT = re.compile(
+    r'(<mover accent="true"><mi>([' + "".join(_SKEW) + r'])</mi><mo(?: stretchy="[a-z]+")?(?: mathsize="[^"]*")?)>'
+    r'(?![\u0332\u203e\u23de\u23dc\u23b4])'
+)
+_SKEW_STYLE = {letter: f' style="margin-left:{skew}em;margin-right:-{skew}em;">' for letter, skew in _SKEW.items()}
 
 
 def _skewed_accent(m: re.Match) -> str:
-    if m.group(3).startswith(_NOT_SKEWED):
-        return m.group()
-    skew = _SKEW[m.group(1)]
-    return (f'<mover accent="true"><mi>{m.group(1)}</mi>'
-            f'<mo{m.group(2)} style="margin-left:{skew}em;margin-right:-{skew}em;">{m.group(3)}')
+    return m.group(1) + _SKEW_STYLE[m.group(2)]
 
 
 def _full_size_primes(body: str) -> str:
@@ -1357,7 +1354,7 @@ def _finish(raw: str, tex: str, display: bool) -> str:
     if "&#x2061;</mo>" in body:
         body = _APPLY_BARE.sub('<mo lspace="0.1667em">&#x2061;</mo>', body)
     body = _ITALIC_LETTER.sub(_italic_correction, body)
-    if 'rem"' in body:  # \genfrac, \above, \raisebox: math-core writes pt as rem; TeX's are of the font size
+    if "pt" in tex and 'rem"' in body:  # \genfrac, \above, \raisebox: math-core writes pt as rem; TeX's are of the font size
         body = _REM_LENGTH.sub(r'\1="\2em"', body)
     if "minsize=" in body:
         body = _SIZED_DELIMITER.sub(_delimiter_gap, body)
