@@ -7,6 +7,7 @@ page and its screenshot to artifacts/ (gitignored) to look at.
 """
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from xml.etree import ElementTree
@@ -243,8 +244,11 @@ def test_textcircled_and_stacked_text_fonts() -> None:
     rows = {row.get("class"): [(t.get("mathvariant"), t.text) for t in row.iter(NS + "mtext")]
             for row in tree.iter(NS + "mrow") if row.get("class")}
     assert rows == {"text-sans": [("bold", "Sans\u00a0bold")], "text-mono": [("italic", "mono\u00a0italic")]}
-    with pytest.raises(MathError):
+    with pytest.raises(MathError, match="one letter or a number"):
         tex_to_mathml(r"\textcircled{xyz}", False)  # no enclosed form: an error, not a wrong glyph
+    for tex, says in ((r"\multicolumn{2}{p}{a}", "l, c or r"), (r"{a \above b}", "thickness"), (r"\cline{x}", "{i-j}")):
+        with pytest.raises(MathError, match=re.escape(says)):
+            tex_to_mathml(tex, False)  # not in the form rewritten: the error says what the form is
 
 
 def test_macro_primitives_expand_as_katex() -> None:

@@ -702,6 +702,16 @@ def _line_column(tex: str, offset: int) -> tuple[int, int]:
 
 
 _ERROR = re.compile(r"^(\d+): (.*?)\.?$", re.S)
+# math-core's word for a name math_katex rewrites only in its usual form: what that form is
+_UNREWRITTEN = {
+    'unknown command "\\par"': "\\par (a paragraph break) cannot appear inside math (as in TeX and KaTeX): "
+                                "end the formula before it, or write \\\\ for a new row",
+    'unknown command "\\textcircled"': "\\textcircled takes one letter or a number from 0 to 20 here "
+                                        "(drawn as its enclosed character)",
+    'unknown command "\\multicolumn"': "\\multicolumn needs {n}{l, c or r}{cell}, n from 1 to 63, in a table",
+    'unknown command "\\cline"': "\\cline needs {i-j} after a \\\\ in a table",
+    'unknown command "\\above"': "\\above needs a thickness (\\above 1pt) between the two halves of a group",
+}
 
 
 def _math_error(error: LatexError, tex: str, edits: list[tuple[int, int, int]]) -> MathError:
@@ -713,8 +723,7 @@ def _math_error(error: LatexError, tex: str, edits: list[tuple[int, int, int]]) 
     line, column = _line_column(tex, offset)
     text = m.group(2)
     text = text[:1].lower() + text[1:]
-    if text == 'unknown command "\\par"':  # (as KaTeX and TeX: a paragraph cannot end in math)
-        text = "\\par (a paragraph break) cannot appear inside math: end the formula before it, or write \\\\ for a new row"
+    text = _UNREWRITTEN.get(text, text)
     where = f"column {column}" if "\n" not in tex else f"line {line}, column {column}"
     return MathError(f"{text} (at {where} of the formula)", column, line)
 
