@@ -260,6 +260,14 @@ def test_macro_primitives_expand_as_katex() -> None:
     assert "<mi>x</mi>" not in tex_to_mathml(r"\def\b{x}\noexpand\b y", False)  # a macro: \relax, nothing
 
 
+def test_expandafter_and_noexpand_know_the_pages_macros() -> None:
+    macros = (("RR", r"\mathbb{R}"), ("pair", r"(#1)"))
+    markup = tex_to_mathml(r"\expandafter\hat\RR + \noexpand\RR x", False, macros)
+    assert "<mover" in markup and "\u211d" in markup and markup.count("\u211d") == 1  # \noexpand\RR: nothing
+    assert "(a)" not in tex_to_mathml(r"\expandafter\relax\pair{a}", False, macros)  # with parameters: dropped
+    assert "<mi>a</mi>" in tex_to_mathml(r"\expandafter\relax\pair{a}", False, macros)
+
+
 def test_expansion_primitives_are_bounded() -> None:
     # each \expandafter puts one body in once; past math_katex.MAX_GROWTH characters it is only
     # dropped (\b is then math-core's to expand, under its expansion limit)

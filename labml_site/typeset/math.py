@@ -355,7 +355,8 @@ def _starred_matrix(tex: str, m: "re.Match[str]", name: str, action: str) -> str
     return r"\end{array}" + (rf" \right{right}" if right else "")
 
 
-def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
+def _rewrite(tex: str, display: bool = False, numbers: bool = False,
+             macros: tuple[tuple[str, str], ...] = ()) -> tuple[str, list[tuple[int, int, int]]]:
     """The TeX math-core gets, and the edits made: (start in the result, length there, length in
     the author's TeX), in order, so `_source_offset` can map an error's offset back.
 
@@ -482,7 +483,7 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
                 repl.append((close, close + 1, r"\end{subarray}}"))
     # KaTeX's last names math-core lacks (\above, CD, \cline, \multicolumn, …): typeset/math_katex.py
     if math_katex.TRIGGER.search(tex):
-        repl += math_katex.rewrites(tex, _MARKER_PREFIX not in tex.upper())
+        repl += math_katex.rewrites(tex, _MARKER_PREFIX not in tex.upper(), macros)
     if unnumbered:
         repl += [(m.start(), m.end(), rf"\{m.group(1)}{{{m.group(2)}*}}") for m in _NUMBERED_ENV.finditer(tex)]
     if "\\\\" in tex and "\\end" in tex:
@@ -737,7 +738,8 @@ _NOT_XML = re.compile(r"[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _LAST_LINE_COMMENT = re.compile(r"(?<!\\)(?:\\\\)*%[^\n]*\S[^\n]*$")
 
 
-def _prepare(tex: str, display: bool = False, numbers: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
+def _prepare(tex: str, display: bool = False, numbers: bool = False,
+             macros: tuple[tuple[str, str], ...] = ()) -> tuple[str, list[tuple[int, int, int]]]:
     if not isinstance(tex, str):
         raise TypeError(f"tex must be str, not {type(tex).__name__}")
     if not tex.strip():
@@ -762,7 +764,7 @@ def _prepare(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
                 line,
             )
     _check_bounds(tex)
-    return _rewrite(tex, display, numbers)
+    return _rewrite(tex, display, numbers, macros)
 
 
 def _needs_big_stack(prepared: str, macros: tuple) -> bool:
@@ -789,7 +791,7 @@ def tex_to_mathml(tex: str, display: bool, macros: tuple[tuple[str, str], ...] =
     opt-in) every ``equation``/``align``/…; numbers run from (1): use `typeset_page` for a page's
     formulas together.
     """
-    prepared, edits = _prepare(tex, display, numbers)
+    prepared, edits = _prepare(tex, display, numbers, macros)
     converter = _converter(macros)
     try:
         if _needs_big_stack(prepared, macros):
@@ -873,7 +875,7 @@ def _typeset_together(formulas: tuple[tuple[str, bool], ...], macros: tuple[tupl
     """A page's formulas converted in one batch (numbers run on, references resolve); raises
     _BatchFailed when any of them fails."""
     try:
-        prepared = [(_prepare(tex, display, numbers)[0], display) for tex, display in formulas]
+        prepared = [(_prepare(tex, display, numbers, macros)[0], display) for tex, display in formulas]
         converter = _converter(macros)
         if any(_needs_big_stack(tex, macros) for tex, _ in prepared):
             raws = _convert_safely(converter, "convert_all", prepared)

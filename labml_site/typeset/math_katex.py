@@ -16,16 +16,17 @@ it.
 * the ``\\textXX`` font commands stacked (``\\textsf{\\textbf{H}}``: bold sans serif; math-core kept
   only the inner one): the outer family rides on a classed row;
 * ``\\@ifstar{a}{b}``: ``a`` (eating the ``*``) when a ``*`` follows, else ``b``, as KaTeX's macro;
-* ``\\expandafter``, ``\\noexpand``, ``\\futurelet`` (KaTeX's macro primitives) for definitions made in
-  the formula itself (``\\def``/``\\newcommand`` without parameters): ``\\expandafter\\a\\b`` puts
+* ``\\expandafter``, ``\\noexpand``, ``\\futurelet`` (KaTeX's macro primitives) for the parameterless
+  macros of the formula (``\\def``/``\\newcommand``) and of the page: ``\\expandafter\\a\\b`` puts
   ``\\b``'s body after ``\\a`` once; ``\\noexpand\\b`` is nothing when ``\\b`` is such a macro (TeX's
   ``\\relax`` meaning) and ``\\b`` otherwise; ``\\futurelet\\cs\\a\\b`` is ``\\let\\cs=\\b\\a\\b``.
-  Page macros are expanded by math-core, later, so ``\\expandafter`` before one is just dropped.
+  Before any other macro (one with parameters, or a KaTeX command math-core defines) ``\\expandafter``
+  is only dropped.
   Each rewrite is one pass over the formula and adds at most one definition's body per command,
   and the whole is bounded by `MAX_GROWTH` characters: no expansion runs unbounded; at most
   `MAX_COMMANDS` of these are rewritten a formula (each scans at most the formula).
 
-``\\par`` stays math-core's error, as in KaTeX and TeX (a paragraph cannot end inside math).
+``\\par`` stays an error, as in KaTeX and TeX (a paragraph cannot end inside math); math.py words it.
 """
 
 from __future__ import annotations
@@ -224,9 +225,10 @@ def _cd_arrows(tex: str, a: int, b: int):
         i = j
 
 
-def rewrites(tex: str, marker_ok: bool) -> list[tuple[int, int, str]]:
+def rewrites(tex: str, marker_ok: bool, macros: tuple[tuple[str, str], ...] = ()) -> list[tuple[int, int, str]]:
     """Edits (start, end, text) in the author's TeX for the names above; `marker_ok`: the TeX does
-    not itself spell the marker colours (so markers may be written)."""
+    not itself spell the marker colours (so markers may be written); `macros`: the page's (name
+    without the backslash, body), whose parameterless ones \\expandafter and \\noexpand know too."""
     repl: list[tuple[int, int, str]] = []
     definitions: Optional[dict[str, str]] = None
     growth = 0
@@ -307,7 +309,7 @@ def rewrites(tex: str, marker_ok: bool) -> list[tuple[int, int, str]]:
                     repl.append((start, b1 + 1, tex[b0:b1 + 1]))
         else:  # \expandafter, \noexpand, \futurelet
             if definitions is None:
-                definitions = _definitions(tex)
+                definitions = {"\\" + name: body for name, body in macros if "#" not in body} | _definitions(tex)
             first = _TOKEN.match(tex, _skip(tex, end))
             if name == r"\noexpand":
                 if first and first.group() in definitions:
