@@ -34,6 +34,16 @@ def candidates(name: str, example: str) -> list[str]:
             rf"\begin{{matrix}} a {name} b \end{{matrix}}",
             rf"\newcommand\foo{{a}}{name}\foo{{b}}\foo",
         ] if name in ("\\left", "\\right", "\\middle", "\\limits", "\\nolimits", "\\cr", "\\renewcommand") else []
+        # names the docs list without an example, whose use needs its context: a table, a star,
+        # a definition; `\\textXX` is the docs' name for the stacking text fonts (their example)
+        out += {
+            "\\cline": [r"\begin{array}{cc} a & b \\ \cline{1-2} c & d \end{array}"],
+            "\\multicolumn": [r"\begin{array}{cc} \multicolumn{2}{c}{a} \\ b & c \end{array}"],
+            "\\@": [r"\@ifstar{a}{b}*"],
+            "\\textXX": [r"\textsf{\textbf{H}}"],
+            "\\expandafter": [r"\def\b{x}\expandafter\hat\b"],
+            "\\noexpand": [r"\def\b{x}\noexpand\b y"],
+        }.get(name, [])
     return out
 
 

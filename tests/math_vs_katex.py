@@ -52,6 +52,10 @@ FORMULAS = [
     ("greek", r"\alpha\beta + \Gamma\Delta", False),
     ("dots", r"x_1, \dots, x_n", False),
     ("mid", r"\{ x \mid x > 0 \}", False),
+    ("above", r"{a \above 1pt b} + x", False),
+    ("raisebox", r"a\raisebox{0.25em}{$b$}c + d", False),
+    ("textcircled", r"\text{\textcircled a} + \textsf{\textbf{H}}", False),
+    ("cd", r"\begin{CD} A @>f>> B \\ @VgVV @AAhA \\ C @<<k< D \end{CD}", True),
 ]
 
 LEAVES = """
@@ -121,7 +125,75 @@ def measure(tab, page: Path) -> dict[str, tuple[dict, dict]]:
     return out
 
 
+# Wide accents, measured by their ink: KaTeX draws them as SVG and Chromium as a stretched glyph
+# whose box and text range are not where it is drawn (both report width 0), so each side is
+# screenshot twice, base hidden and accent hidden, and the dark pixels' boxes compared.
+# (id, TeX, display), one accent over one base each.
+WIDE_ACCENTS = [
+    ("widehat-a", r"\widehat{a}", True),
+    ("widehat-ab", r"\widehat{ab}", True),
+    ("widehat-A", r"\widehat{A}", True),
+    ("widehat-xy", r"\widehat{xy}", False),
+    ("widetilde-A", r"\widetilde{A}", True),
+]
+INK_PX = 100  # the font size for ink measurements (1 px = 0.01 em)
+_HIDE = {
+    ("ours", "base"): "#o-ID mover > :first-child {visibility:hidden}",
+    ("ours", "accent"): "#o-ID mover > :last-child {visibility:hidden}",
+    ("katex", "base"): "#k-ID .katex-accent > .vlist-t > .vlist-r > .vlist > span:first-child {visibility:hidden}",
+    ("katex", "accent"): "#k-ID .svg-align {visibility:hidden}",
+}
+_INK = """async (b64) => { const img = new Image(); img.src = 'data:image/png;base64,' + b64; await img.decode();
+  const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
+  const g = c.getContext('2d'); g.drawImage(img, 0, 0); const d = g.getImageData(0, 0, c.width, c.height).data;
+  let x0 = 1e9, y0 = 1e9, x1 = -1, y1 = -1;
+  for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) if (d[(y * c.width + x) * 4] < 128) {
+    x0 = Math.min(x0, x); x1 = Math.max(x1, x + 1); y0 = Math.min(y0, y); y1 = Math.max(y1, y + 1); }
+  return [x0, y0, x1, y1]; }"""
+
+
+def measure_accents(browser, page: Path) -> dict[str, dict[str, float]]:
+    """Per WIDE_ACCENTS formula, ours minus KaTeX (em) of the accent's ink: width, height, gap
+    above the base's ink, and horizontal centre offset from the base's centre."""
+    import base64
+
+    saved = FORMULAS[:]
+    FORMULAS[:] = WIDE_ACCENTS
+    try:
+        page.write_text(page_html(markups()).replace("font-size:22px", f"font-size:{INK_PX}px"), encoding="utf-8")
+    finally:
+        FORMULAS[:] = saved
+    tab = browser.new_page(viewport={"width": 1000, "height": 900})
+    reader = browser.new_page()
+    out = {}
+    try:
+        tab.goto(page.as_uri())
+        tab.evaluate("document.fonts.ready")
+        tab.wait_for_timeout(200)
+        for case_id, _, _ in WIDE_ACCENTS:
+            found = {}
+            for (side, hidden), css in _HIDE.items():
+                tab.evaluate("(css) => { let s = document.getElementById('hide'); if (!s) { s = document.createElement('style');"
+                             " s.id = 'hide'; document.head.appendChild(s); } s.textContent = css; }", css.replace("ID", case_id))
+                shot = tab.locator(f"#{side[0]}-{case_id}").screenshot()
+                found[side, hidden] = reader.evaluate(_INK, base64.b64encode(shot).decode())
+
+            def shape(side: str) -> tuple[float, ...]:
+                bx0, by0, bx1, by1 = found[side, "accent"]  # the base, accent hidden
+                ax0, ay0, ax1, ay1 = found[side, "base"]
+                return (ax1 - ax0, ay1 - ay0, by0 - ay1, ((ax0 + ax1) - (bx0 + bx1)) / 2)
+
+            ours, katex = shape("ours"), shape("katex")
+            out[case_id] = {k: (o - q) / INK_PX for k, o, q in zip(("width", "height", "gap", "centre"), ours, katex)}
+    finally:
+        tab.close()
+        reader.close()
+    return out
+
+
 def _norm(text: str) -> str:
+    # accents: Latin Modern's spacing forms as KaTeX's ASCII and modifier letters
+    text = {"\u02c6": "^", "\u00af": "\u02c9", "\u02dc": "~"}.get(text, text)
     text = unicodedata.normalize("NFKC", text)
     return {"\u2212": "-", "\u2223": "|", "\u2225": "\u2016", "\u2032": "'", "\u2033": "''"}.get(text, text)
 
@@ -177,6 +249,13 @@ if __name__ == "__main__":
         results = measure(tab, page)
         tab.screenshot(path=str(artifacts / "math-vs-katex.png"), full_page=True)
         b.close()
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium",
+                              args=["--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files"])
+        accents = measure_accents(b, artifacts / "math-vs-katex-accents.html")
+        b.close()
+    for case_id, d in accents.items():
+        print(f"{case_id:14} accent ink, ours - KaTeX: " + " ".join(f"{k} {v:+.3f}" for k, v in d.items()))
     for case_id, (ours, katex) in results.items():
         d = compare(ours, katex)
         print(f"{case_id:14} paired {d['paired']:.2f} width {d['width']:.3f} gap {d['gap']:.3f} rise {d['rise']:.3f}"

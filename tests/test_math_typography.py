@@ -7,13 +7,14 @@ page and its screenshot to artifacts/ (gitignored) to look at.
 """
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
 
-from labml_site.typeset.math import MATHML_NS, tex_to_mathml, typeset_page
+from labml_site.typeset.math import MATHML_NS, MathError, tex_to_mathml, typeset_page
 
 REPO = Path(__file__).resolve().parent.parent
 MATH_CSS = REPO / "labml_site" / "theme" / "static" / "math.css"
@@ -42,8 +43,15 @@ CASES = [
     ("boxes", r"\colorbox{aqua}{$F=ma$} + \fcolorbox{red}{lightyellow}{text} + \boxed{x} + \cancel{y}", False, "coloured and framed boxes"),
     ("size", r"\mathop{\mathbb{E}}_{s' \sim \large{\varepsilon}} [x] + a {\Large b} c", True, "math-mode sizes: \\large ε at 1.2 × the text size, in a limit too"),
     ("matrix-align", r"\begin{pmatrix*}[r] 10 & -2 \\ 3 & 40 \end{pmatrix*} \begin{bmatrix*}[l] 1 & 200 \\ 30 & 4 \end{bmatrix*}", True, "matrix*: the columns aligned right, left"),
-    ("widehat", r"\widehat{a} + \widehat{ab} + \widehat{abc}", True, "\\widehat over one, two, three letters in display"),
+    ("widehat", r"\widehat{a} + \widehat{ab} + \widehat{abc} + \widehat{A} + \hat{y}", True, "\\widehat over one, two, three letters in display; over one italic letter moved right by its skew, as TeX"),
     ("fences-tall", r"x \left( \frac{a}{b} \right) y + \left[ \sum_i x_i \right]", True, "\\left…\\right round tall content: no gap beside"),
+    ("fences-inline", r"x \left( \frac{a}{b} \right) + \left( \tfrac{1}{2} \right) y + \left[ \frac{a^2}{b} \right] + \left( \dfrac{1}{2} \right)", False, "\\left…\\right round an inline fraction: TeX's delimiter size (1.2 em; 1.8 round a script; \\dfrac as in display, 2.4), no gap beside"),
+    ("above", r"{a \above 1pt b} + \genfrac{}{}{2pt}{}{x}{y}", True, "\\above and \\genfrac with a rule of their own thickness"),
+    ("cd", r"\begin{CD} A @>f>> B \\ @VgVV @AAhA \\ C @<<k< D \\ @| @. \\ C @= C \end{CD}", True, "amscd: objects and labelled arrows"),
+    ("cline-multicolumn", r"\begin{array}{c|c|c} \multicolumn{3}{c}{\text{head}} \\ \hline a & b & c \\ \cline{2-3} d & \multicolumn{2}{r}{e} \end{array}", True, "\\multicolumn spans its cells, \\cline rules part of a row"),
+    ("raisebox", r"a\raisebox{0.5em}{b}c + x\raisebox{-0.3em}{$y^2$ z}w", False, "\\raisebox lifts text and math"),
+    ("textcircled-stacked", r"\text{\textcircled a \textcircled{7}} + \textsf{\textbf{Sans bold}} + \texttt{\textit{mono italic}}", False, "enclosed letters and numbers; stacked text fonts"),
+    ("macro-primitives", r"\def\b{xy}\expandafter\hat\b + \noexpand\alpha + \futurelet\c\beta\gamma + \@ifstar{s}{n}* \@ifstar{s}{n}", False, "\\expandafter, \\noexpand, \\futurelet, \\@ifstar as KaTeX expands them"),
     ("laps", r"{=}\mathllap{/\,} \quad \mathrlap{\,/}{=} \quad \sum_{\mathclap{1\le i\le j\le n}} x_{ij} \quad \left(x^{\smash{2}}\right)", True, "overlaps: ≠ both ways, a wide limit not widening the sum, a smashed exponent"),
 ]
 NUMBERED = [
@@ -175,6 +183,118 @@ def test_fences_round_a_fraction_give_back_the_width_chromium_adds() -> None:
     assert [mo.get("stretchy") for mo in short if mo.text in "()"] == ["false", "false"]  # after an Ord too
 
 
+def test_fences_round_an_inline_fraction_are_held_at_texs_size() -> None:
+    # TeX's size (\delimiterfactor 901, \delimitershortfall 0.5 em) of its 1.2/1.8/2.4/3 em ladder,
+    # held with minsize = maxsize (Chromium would take its larger covering variant), the box of the
+    # widest variant given back: the 1.195 em paren is 0.458 em wide in a 0.875 em box
+    mos = [mo for mo in _mos(_markup()["fences-inline"]) if mo.text in "()[]"]
+    assert [(mo.text, mo.get("minsize"), mo.get("maxsize"), mo.get("style")) for mo in mos] == [
+        ("(", "1.19em", "1.19em", "margin-left:-0.208em;margin-right:-0.208em;"),
+        (")", "1.19em", "1.19em", "margin-left:-0.208em;margin-right:-0.208em;"),
+        ("(", "1.19em", "1.19em", "margin-left:-0.208em;margin-right:-0.208em;"),  # \tfrac
+        (")", "1.19em", "1.19em", "margin-left:-0.208em;margin-right:-0.208em;"),
+        ("[", "1.79em", "1.79em", "margin-left:-0.098em;margin-right:-0.098em;"),  # a², taller: 1.8 em
+        ("]", "1.79em", "1.79em", "margin-left:-0.098em;margin-right:-0.098em;"),
+        ("(", "2.39em", "2.39em", "margin-left:-0.070em;margin-right:-0.070em;"),  # \dfrac{1}{2}: as in display
+        (")", "2.39em", "2.39em", "margin-left:-0.070em;margin-right:-0.070em;"),
+    ]
+    display = [mo for mo in _mos(tex_to_mathml(r"\left( \frac{1}{2} \right)", True)) if mo.text in "()"]
+    assert {mo.get("minsize") for mo in display} == {"2.39em"}  # digits reach higher than a: 2.4 em
+
+
+def test_above_is_a_fraction_with_its_own_rule() -> None:
+    fractions = [f.get("linethickness") for f in _tree(_markup()["above"]).iter(NS + "mfrac")]
+    assert fractions == ["0.1em", "0.2em"]  # 1pt, 2pt of a 10pt font, as KaTeX (math-core wrote rem)
+    tree = _tree(tex_to_mathml(r"x + {a + b \above 2pt c} + y", False))
+    frac = next(tree.iter(NS + "mfrac"))
+    assert [mi.text for mi in frac[0].iter(NS + "mi")] == ["a", "b"] and frac[1].text == "c"  # its group only
+    assert [mi.text for mi in tree.iter(NS + "mi")][-1] == "y"
+
+
+def test_cd_is_a_table_of_objects_and_labelled_arrows() -> None:
+    table = next(_tree(_markup()["cd"]).iter(NS + "mtable"))
+    rows = [[("".join(td.itertext())).strip() for td in tr] for tr in table]
+    assert rows[0][0] == "A" and rows[0][2] == "B" and "\u2192" in rows[0][1] and "f" in rows[0][1]
+    assert "\u2193" in rows[1][0] and "g" in rows[1][0] and "\u2191" in rows[1][2] and "h" in rows[1][2]
+    assert "\u2190" in rows[2][1] and "k" in rows[2][1]  # @<<k<: the label under
+    assert "\u2016" in rows[3][0] and "=" in rows[4][1]  # @| and @=
+    assert {len(r) for r in rows} <= {1, 3}
+
+
+def test_multicolumn_spans_and_cline_rules_part_of_a_row() -> None:
+    rows = list(next(_tree(_markup()["cline-multicolumn"]).iter(NS + "mtable")))
+    head = rows[0][0]
+    assert head.get("columnspan") == "3" and "border-right" not in head.get("style")  # not the columns' rules
+    assert [("border-top" in (td.get("style") or "")) for td in rows[2]] == [False, True]  # \cline{2-3}: d | e…
+    assert rows[2][1].get("columnspan") == "2" and "text-align: right" in rows[2][1].get("style")
+    # not after \\ (the first row) or a range outside the row: nothing drawn, nothing refused
+    assert "border-top" not in tex_to_mathml(r"\begin{array}{cc} a & b \end{array}", True)
+    assert "border-top" in tex_to_mathml(r"\begin{array}{cc} a & b \\ \cline{1-9} c & d \end{array}", True)
+
+
+def test_raisebox_lifts_text_and_math() -> None:
+    pads = [(p.get("voffset"), "".join(p.itertext())) for p in _tree(_markup()["raisebox"]).iter(NS + "mpadded")]
+    assert pads == [("0.5em", "b"), ("-0.3em", "y2\u00a0z")]
+    assert 'voffset="0.2em"' in tex_to_mathml(r"\raisebox{2pt}{a}", False)  # pt of the font size, as KaTeX
+
+
+def test_textcircled_and_stacked_text_fonts() -> None:
+    tree = _tree(_markup()["textcircled-stacked"])
+    assert "\u24d0" in "".join(tree.itertext()) and "\u2466" in "".join(tree.itertext())  # ⓐ ⑦
+    rows = {row.get("class"): [(t.get("mathvariant"), t.text) for t in row.iter(NS + "mtext")]
+            for row in tree.iter(NS + "mrow") if row.get("class")}
+    assert rows == {"text-sans": [("bold", "Sans\u00a0bold")], "text-mono": [("italic", "mono\u00a0italic")]}
+    with pytest.raises(MathError, match="one letter or a number"):
+        tex_to_mathml(r"\textcircled{xyz}", False)  # no enclosed form: an error, not a wrong glyph
+    for tex, says in ((r"\multicolumn{2}{p}{a}", "l, c or r"), (r"{a \above b}", "thickness"), (r"\cline{x}", "{i-j}")):
+        with pytest.raises(MathError, match=re.escape(says)):
+            tex_to_mathml(tex, False)  # not in the form rewritten: the error says what the form is
+
+
+def test_macro_primitives_expand_as_katex() -> None:
+    text = [e.text for e in _tree(_markup()["macro-primitives"]).iter() if e.text and e.text.strip()]
+    assert text[:3] == ["x", "\u02c6", "y"]  # \expandafter\hat\b: \hat over the first token of \b's body
+    assert "\u03b1" in text and text.count("s") == 1 and "n" in text
+    assert "\u03b2" in text and "\u03b3" in text
+    assert "<mi>y</mi>" in tex_to_mathml(r"\def\b{x}\noexpand\b y", False)
+    assert "<mi>x</mi>" not in tex_to_mathml(r"\def\b{x}\noexpand\b y", False)  # a macro: \relax, nothing
+
+
+def test_expandafter_and_noexpand_know_the_pages_macros() -> None:
+    macros = (("RR", r"\mathbb{R}"), ("pair", r"(#1)"))
+    markup = tex_to_mathml(r"\expandafter\hat\RR + \noexpand\RR x", False, macros)
+    assert "<mover" in markup and "\u211d" in markup and markup.count("\u211d") == 1  # \noexpand\RR: nothing
+    # with parameters: \expandafter is dropped and math-core expands \pair{a} as usual
+    dropped = tex_to_mathml(r"\expandafter\relax\pair{a}", False, macros)
+    plain = tex_to_mathml(r"\relax\pair{a}", False, macros)
+    assert dropped.split("<annotation")[0] == plain.split("<annotation")[0] and ">(</mo><mi>a</mi>" in plain
+
+
+def test_expansion_primitives_are_bounded() -> None:
+    # each \expandafter puts one body in once; past math_katex.MAX_GROWTH characters it is only
+    # dropped (\b is then math-core's to expand, under its expansion limit)
+    from labml_site.typeset import math_katex
+
+    body = "x" * 1000
+    tex = rf"\def\b{{{body}}}" + r"\expandafter\relax\b" * 40
+    added = sum(len(text) - (end - start) for start, end, text in math_katex.rewrites(tex, True))
+    assert 0 < added <= math_katex.MAX_GROWTH
+    assert tex_to_mathml(tex, False).count("<mi>x</mi>") == 40_000  # what TeX sets
+    # thousands of commands that each scan a row or a group: bounded work, not seconds
+    import time
+
+    for tex in (r"\begin{array}{c} a \\ " + r"\cline{1-1}" * 1500 + r" b \end{array}", r"{a \above 1pt b}" * 1200,
+                r"\multicolumn{1}{c}{" * 140 + "a" + "}" * 140):
+        started = time.process_time()
+        try:
+            tex_to_mathml(tex, True)
+        except MathError:
+            pass
+        assert time.process_time() - started < 1.0
+    with pytest.raises(MathError, match="paragraph"):
+        tex_to_mathml(r"a \par b", False)
+
+
 def test_starred_matrices_keep_their_column_alignment() -> None:
     tree = _tree(_markup()["matrix-align"])
     tables = list(tree.iter(NS + "mtable"))
@@ -184,6 +304,15 @@ def test_starred_matrices_keep_their_column_alignment() -> None:
     assert [mo.text for mo in tree.iter(NS + "mo") if mo.text in "()[]"] == ["(", ")", "[", "]"]
     plain = _tree(tex_to_mathml(r"\begin{vmatrix*} a & b \\ c & d \end{vmatrix*}", True))
     assert {td.get("style") for td in plain.iter(NS + "mtd")} == {None}  # centred, as vmatrix
+
+
+def test_an_accent_over_one_italic_letter_moves_right_by_its_skew() -> None:
+    accents = {mo.text: mo.get("style") for mo in _mos(_markup()["widehat"]) if mo.text in "\u0302\u02c6"}
+    assert accents["\u02c6"] == "margin-left:0.056em;margin-right:-0.056em;"  # \hat{y}: y's skew
+    hats = [mo.get("style") for mo in _mos(_markup()["widehat"]) if mo.text == "\u0302"]
+    assert hats == [None, None, None, "margin-left:0.139em;margin-right:-0.139em;"]  # only over the one letter A
+    assert "margin" not in tex_to_mathml(r"\hat{h}", False)  # h has no skew
+    assert "margin" not in tex_to_mathml(r"\overline{x} + \overbrace{A}", False)  # not accents: centred
 
 
 def test_numbered_equations_have_anchors_and_links() -> None:
@@ -278,6 +407,10 @@ def test_chromium_spaces_and_sizes_like_tex(browser) -> None:
         brackets = [leaf for leaf in fences if leaf[1] in "[]"]
         assert (brackets[0][5] - brackets[0][4]) > 1.5 * em  # round a display \sum: stretched
 
+        inline = leaves("fences-inline")
+        x_leaf = next(i for i, leaf in enumerate(inline) if leaf[1] == "x")
+        assert abs(inline[x_leaf + 1][4] - inline[x_leaf + 1][5]) < 1.3 * em  # the paren at 1.2 em, not taller
+
         size = leaves("size")
         prime_s = next(leaf for leaf in size if leaf[1] == "s")
         epsilon = next(leaf for leaf in size if leaf[1] == "\u03b5")
@@ -288,6 +421,20 @@ def test_chromium_spaces_and_sizes_like_tex(browser) -> None:
         assert abs(ten[3] - three[3]) < 1 and three[2] > ten[2] + 2  # right-aligned column
         one, thirty = (next(leaf for leaf in matrix if leaf[1] == t) for t in ("1", "30"))
         assert abs(one[2] - thirty[2]) < 1  # left-aligned column
+
+        # \multicolumn{3}: the head's cell as wide as the three below it; \cline{2-3}: a rule on 2 and 3
+        cells = tab.evaluate("""() => [...document.querySelectorAll('#cline-multicolumn mtr')].map(tr =>
+            [...tr.children].map(td => { const r = td.getBoundingClientRect();
+              return [r.left, r.right, getComputedStyle(td).borderTopWidth]; }))""")
+        assert abs(cells[0][0][0] - cells[1][0][0]) < 1 and abs(cells[0][0][1] - cells[1][2][1]) < 1
+        assert [float(c[2][:-2]) > 0 for c in cells[2]] == [False, True]
+        assert abs(cells[2][1][1] - cells[1][2][1]) < 1  # \multicolumn{2}: e's cell to the last column
+        raised = leaves("raisebox")
+        a, b = next(leaf for leaf in raised if leaf[1] == "a"), next(leaf for leaf in raised if leaf[1] == "b")
+        assert abs((a[5] - b[5]) - 0.5 * em) < 0.1 * em  # \raisebox{0.5em}{b}
+        x, y = next(leaf for leaf in raised if leaf[1] == "x"), next(leaf for leaf in raised if leaf[1] == "y")
+        # lowered math: $y^2$ inside \raisebox{-0.3em} (boxes are ink: y descends 0.194 em below x)
+        assert abs((y[5] - x[5]) - (0.3 + 0.194) * em) < 0.1 * em
 
         anchor = tab.evaluate("document.querySelector('#ref a').getAttribute('href')")
         assert anchor == "#eq-sum" and tab.evaluate("!!document.getElementById('eq-sum')")

@@ -41,6 +41,8 @@ from xml.etree.ElementTree import Element
 
 from math_core import LatexError, LatexToMathML
 
+from labml_site.typeset import math_katex
+
 __all__ = [
     "MathError",
     "MATHML_NS",
@@ -227,7 +229,7 @@ _SIZES = {"tiny": 0.5, "scriptsize": 0.7, "footnotesize": 0.8, "small": 0.9, "no
 _SIZE_MARKERS = {name: f"01F01{i}" for i, name in enumerate(_SIZES)}
 _MARKED.update({marker: (f'<mstyle scriptlevel="0"><mrow style="font-size:{_SIZES[name]:g}em;">', "</mrow></mstyle>")
                 for name, marker in _SIZE_MARKERS.items()})
-_MARKER_START = re.compile(r'<mrow style="color:#(01F00[9A-F]|01F01[0-9]);">')
+_MARKER_START = re.compile(r'<mrow style="color:#(01F00[9A-F]|01F01[0-9]|' + math_katex.MARKER_RE + r');">')
 _MATRIX_FENCES = {"matrix": ("", ""), "pmatrix": ("(", ")"), "bmatrix": ("[", "]"), "Bmatrix": (r"\{", r"\}"),
                   "vmatrix": ("|", "|"), "Vmatrix": (r"\|", r"\|")}
 _EQUATION_ID = re.compile(r' id="([^"]*)"')
@@ -353,7 +355,8 @@ def _starred_matrix(tex: str, m: "re.Match[str]", name: str, action: str) -> str
     return r"\end{array}" + (rf" \right{right}" if right else "")
 
 
-def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
+def _rewrite(tex: str, display: bool = False, numbers: bool = False,
+             macros: tuple[tuple[str, str], ...] = ()) -> tuple[str, list[tuple[int, int, int]]]:
     """The TeX math-core gets, and the edits made: (start in the result, length there, length in
     the author's TeX), in order, so `_source_offset` can map an error's offset back.
 
@@ -478,6 +481,9 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
             if close > 0:
                 repl.append((start, end, r"{\begin{subarray}{c}"))
                 repl.append((close, close + 1, r"\end{subarray}}"))
+    # KaTeX's last names math-core lacks (\above, CD, \cline, \multicolumn, …): typeset/math_katex.py
+    if math_katex.TRIGGER.search(tex):
+        repl += math_katex.rewrites(tex, _MARKER_PREFIX not in tex.upper(), macros)
     if unnumbered:
         repl += [(m.start(), m.end(), rf"\{m.group(1)}{{{m.group(2)}*}}") for m in _NUMBERED_ENV.finditer(tex)]
     if "\\\\" in tex and "\\end" in tex:
@@ -517,7 +523,7 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
 _TEXT_START = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{")
 
 
-_TEXT_ARGUMENT = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{|\\(f?colorbox)\s*\{[^{}]*\}(?:\s*\{[^{}]*\})??\s*\{(?=[^{}]*\$)")
+_TEXT_ARGUMENT = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{|\\(f?colorbox|raisebox)\s*\{[^{}]*\}(?:\s*\{[^{}]*\})??\s*\{(?=[^{}]*\$)")
 
 
 def _math_in_text(tex: str) -> list[tuple[int, int, str]]:
@@ -697,6 +703,16 @@ def _line_column(tex: str, offset: int) -> tuple[int, int]:
 
 
 _ERROR = re.compile(r"^(\d+): (.*?)\.?$", re.S)
+# math-core's word for a name math_katex rewrites only in its usual form: what that form is
+_UNREWRITTEN = {
+    'unknown command "\\par"': "\\par (a paragraph break) cannot appear inside math (as in TeX and KaTeX): "
+                                "end the formula before it, or write \\\\ for a new row",
+    'unknown command "\\textcircled"': "\\textcircled takes one letter or a number from 0 to 20 here "
+                                        "(drawn as its enclosed character)",
+    'unknown command "\\multicolumn"': "\\multicolumn needs {n}{l, c or r}{cell}, n from 1 to 63, in a table",
+    'unknown command "\\cline"': "\\cline needs {i-j} after a \\\\ in a table",
+    'unknown command "\\above"': "\\above needs a thickness (\\above 1pt) between the two halves of a group",
+}
 
 
 def _math_error(error: LatexError, tex: str, edits: list[tuple[int, int, int]]) -> MathError:
@@ -708,6 +724,7 @@ def _math_error(error: LatexError, tex: str, edits: list[tuple[int, int, int]]) 
     line, column = _line_column(tex, offset)
     text = m.group(2)
     text = text[:1].lower() + text[1:]
+    text = _UNREWRITTEN.get(text, text)
     where = f"column {column}" if "\n" not in tex else f"line {line}, column {column}"
     return MathError(f"{text} (at {where} of the formula)", column, line)
 
@@ -721,7 +738,8 @@ _NOT_XML = re.compile(r"[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _LAST_LINE_COMMENT = re.compile(r"(?<!\\)(?:\\\\)*%[^\n]*\S[^\n]*$")
 
 
-def _prepare(tex: str, display: bool = False, numbers: bool = False) -> tuple[str, list[tuple[int, int, int]]]:
+def _prepare(tex: str, display: bool = False, numbers: bool = False,
+             macros: tuple[tuple[str, str], ...] = ()) -> tuple[str, list[tuple[int, int, int]]]:
     if not isinstance(tex, str):
         raise TypeError(f"tex must be str, not {type(tex).__name__}")
     if not tex.strip():
@@ -746,7 +764,7 @@ def _prepare(tex: str, display: bool = False, numbers: bool = False) -> tuple[st
                 line,
             )
     _check_bounds(tex)
-    return _rewrite(tex, display, numbers)
+    return _rewrite(tex, display, numbers, macros)
 
 
 def _needs_big_stack(prepared: str, macros: tuple) -> bool:
@@ -773,7 +791,7 @@ def tex_to_mathml(tex: str, display: bool, macros: tuple[tuple[str, str], ...] =
     opt-in) every ``equation``/``align``/…; numbers run from (1): use `typeset_page` for a page's
     formulas together.
     """
-    prepared, edits = _prepare(tex, display, numbers)
+    prepared, edits = _prepare(tex, display, numbers, macros)
     converter = _converter(macros)
     try:
         if _needs_big_stack(prepared, macros):
@@ -857,7 +875,7 @@ def _typeset_together(formulas: tuple[tuple[str, bool], ...], macros: tuple[tupl
     """A page's formulas converted in one batch (numbers run on, references resolve); raises
     _BatchFailed when any of them fails."""
     try:
-        prepared = [(_prepare(tex, display, numbers)[0], display) for tex, display in formulas]
+        prepared = [(_prepare(tex, display, numbers, macros)[0], display) for tex, display in formulas]
         converter = _converter(macros)
         if any(_needs_big_stack(tex, macros) for tex, _ in prepared):
             raws = _convert_safely(converter, "convert_all", prepared)
@@ -874,6 +892,7 @@ def _typeset_together(formulas: tuple[tuple[str, bool], ...], macros: tuple[tupl
 # After conversion
 
 _NAMED_ENTITY = re.compile(r"&([A-Za-z][A-Za-z0-9]*);")
+_REM_LENGTH = re.compile(r'(linethickness|voffset)="(-?[0-9.]+)rem"')
 _XML_ENTITIES = frozenset({"amp", "lt", "gt", "quot"})
 # A sized delimiter (\bigg), \Big\Vert) as the base of a script: Chromium draws it at normal size
 # unless it is wrapped in an <mrow> and marked stretchy and symmetric (DESIGN.md).
@@ -1004,6 +1023,10 @@ def _unmark(body: str) -> str:
         if end < 0:
             return body
         inner = body[m.end() : end]
+        extra = math_katex.finish_marker(body, m.group(1), m.start(), end + len("</mrow>"), inner)
+        if extra is not None:
+            body = extra
+            continue
         if m.group(1) == _MARKERS["small"]:
             inner = inner.replace('<mtable displaystyle="false" scriptlevel="0"', '<mtable displaystyle="false" scriptlevel="1"', 1)
             start_tag, end_tag = ("<mrow>", "</mrow>")
@@ -1031,27 +1054,95 @@ _LEFT_RIGHT = re.compile(r"<mrow><mo(?P<attr> lspace=\"[^\"]*\")?>(?P<d>[(\[{|/\
 _TALL = re.compile(r"<(?:mfrac|msqrt|mroot|mtable|munder|mover|munderover|mpadded|menclose|mstyle)[ >]|minsize=|[\u220f-\u2211\u222b-\u2233\u22c0-\u22c3\u2a00-\u2a0c]|displaystyle")
 
 
-# \left( \frac{a}{b} \right): round one fraction of plain rows the stretched glyph is the
-# variant for that height (Latin Modern's 1.79em one round a display fraction, as KaTeX picks),
-# inside the box of the widest variant Chromium gives it; the margins take the rest back, as for
-# \big( (`_delimiter_with_margins`).
-_FRACTION_ONLY = re.compile(r"(?:<mrow>|</mrow>|<mi>[^<]*</mi>|<mn>[^<]*</mn>|<mo>[^<(\[{]*</mo>|<mfrac>|</mfrac>)*")
-_FRACTION_FENCE_EM = {True: 1.79, False: 1.2}
+# \left( \frac{a}{b} \right): Chromium stretches the paren to the smallest of Latin Modern's variants
+# that covers the fraction, inside the box of the widest variant (0.23 em too wide a side inline,
+# 0.14 in display). TeX (and KaTeX) take the smallest of its sizes (1.2, 1.8, 2.4, 3 em) that
+# covers 90.1 % of the fraction's reach from the axis, or all of it less 0.5 em
+# (\delimiterfactor, \delimitershortfall); Latin Modern has variants of those heights (1.195,
+# 1.793, 2.393, 2.991 em for the paren), so the pair is held at TeX's size with minsize = maxsize
+# and the margins take back the rest of the box, as for \big( (`_delimiter_with_margins`). The
+# fraction's height and depth are estimated from Latin Modern Math's MATH constants and glyph
+# heights (em): a fraction of one-line rows (tokens, operators but fences, scripts, kerns), in its
+# own style (\tfrac and \dfrac are an <mfrac displaystyle=…>).
+_FRACTION_ONLY = re.compile(
+    r'(?:</?mrow>|</?msub>|</?msup>|</?msubsup>|<mi>[^<]*</mi>|<mn>[^<]*</mn>|<mo(?: [a-z]+="[^"]*")*>[^<(\[{|\u2016]*</mo>'
+    r'|<mspace width="[^"]*"(?: class="kern")?/>|<mfrac(?: displaystyle="(?:true|false)")?>|</mfrac>)*'
+)
+_AXIS = 0.25
+_TEX_DELIMITER_SIZES = (1.2, 1.8, 2.4, 3.0)
+# (numerator shift up, denominator shift down, gap) in display and text style
+_FRACTION_SHIFTS = {True: (0.677, 0.686, 0.12), False: (0.394, 0.345, 0.04)}
+_SCRIPT_SCALE = (1.0, 0.7, 0.5)
+_ASCENDERS = frozenset("bdfhklt0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ\u03b2\u03b4\u03b6\u03b8\u03bb\u03be\u0393\u0394\u0398\u039b\u039e\u03a0\u03a3\u03a6\u03a8\u03a9()[]{}|/")
+_DESCENDERS = frozenset("gjpqy\u03b2\u03b3\u03b6\u03b7\u03bc\u03be\u03c1\u03c6\u03c7\u03c8,;()[]{}|/")
+_SCRIPT_TAGS = ("msub", "msup", "msubsup")
+
+
+def _text_extent(text: str) -> tuple[float, float]:
+    up = max((0.694 if c in _ASCENDERS else 0.583 if c in "+\u2212\u00b1" else 0.442) for c in text) if text else 0.0
+    down = max((0.205 if c in _DESCENDERS else 0.083 if c in "+\u2212\u00b1" else 0.011) for c in text) if text else 0.0
+    return up, down
+
+
+def _extent(element: Element, level: int, display: bool) -> tuple[float, float]:
+    """(ascent, descent) in em of the formula's font: an estimate good enough to name the variant."""
+    scale = _SCRIPT_SCALE[min(level, 2)]
+    name = element.tag.rpartition("}")[2]
+    if name in ("mi", "mn", "mo", "mtext"):
+        up, down = _text_extent(element.text or "")
+        return up * scale, down * scale
+    children = list(element)
+    if name in _SCRIPT_TAGS and children:
+        up, down = _extent(children[0], level, display)
+        script = children[1:]
+        if name in ("msub", "msubsup"):
+            sub_up, sub_down = _extent(script[0], level + 1, display)
+            down = max(down, 0.247 * scale + sub_down)
+        if name in ("msup", "msubsup"):
+            sup_up, sup_down = _extent(script[-1], level + 1, display)
+            up = max(up, 0.363 * scale + sup_up)
+        return up, down
+    if name == "mfrac" and len(children) == 2:
+        own = element.get("displaystyle")
+        frac_display = own == "true" if own else (display and level == 0)
+        inner = level if frac_display else level + 1
+        shift_up, shift_down, gap = (x * scale for x in _FRACTION_SHIFTS[frac_display])
+        num_up, num_down = _extent(children[0], inner, display)
+        den_up, den_down = _extent(children[1], inner, display)
+        shift_up = max(shift_up, _AXIS * scale + 0.02 * scale + gap + num_down)
+        shift_down = max(shift_down, den_up + gap + 0.02 * scale - _AXIS * scale)
+        return shift_up + num_up, shift_down + den_down
+    extents = [_extent(child, level, display) for child in children]
+    return (max((e[0] for e in extents), default=0.0), max((e[1] for e in extents), default=0.0))
+
+
+def _fence_size(middle: str, display: bool) -> float:
+    """The height (em) Chromium stretches a \\left … \\right pair to round `middle`."""
+    up, down = _extent(ElementTree.fromstring(f'<mrow xmlns="{MATHML_NS}">{middle}</mrow>'), 0, display)
+    return 2 * max(up - _AXIS, down + _AXIS)
 
 
 def _tall_fences(m: "re.Match[str]", inner: str, display: bool) -> Optional[str]:
     close = inner.rfind("<mo")
     middle = inner[:close]
     last = re.fullmatch(r'<mo((?: rspace="[^"]*")?)>([^<])</mo>', inner[close:])
-    if close < 0 or inner.count("<mfrac>") != 1 or not last or not _FRACTION_ONLY.fullmatch(middle):
+    if close < 0 or inner.count("<mfrac") != 1 or not last or not _FRACTION_ONLY.fullmatch(middle):
         return None
-    size = _FRACTION_FENCE_EM[display]
-    styles = [re.search(r' style="[^"]*"', _delimiter_with_margins(f'<mo minsize="{size}em">{d}</mo>'))
+    try:
+        reach = _fence_size(middle, display)
+    except ElementTree.ParseError:
+        return None
+    needed = max(reach * 0.901, reach - 0.5)
+    size = next((tex for tex in _TEX_DELIMITER_SIZES if tex >= needed), None)
+    if size is None:
+        return None
+    held = f' minsize="{size - 0.01:g}em" maxsize="{size - 0.01:g}em"'
+    styles = [re.search(r' style="[^"]*"', _delimiter_with_margins(f'<mo minsize="{size - 0.01:g}em">{d}</mo>'))
               for d in (m.group("d"), last.group(2))]
     if None in styles:
         return None
-    return (f'<mrow><mo{m.group("attr") or ""}{styles[0].group()}>{m.group("d")}</mo>{middle}'
-            f'<mo{last.group(1)}{styles[1].group()}>{last.group(2)}</mo></mrow>')
+    return (f'<mrow><mo{m.group("attr") or ""}{held}{styles[0].group()}>{m.group("d")}</mo>{middle}'
+            f'<mo{last.group(1)}{held}{styles[1].group()}>{last.group(2)}</mo></mrow>')
 
 
 def _small_fences(body: str, display: bool = False) -> str:
@@ -1065,7 +1156,7 @@ def _small_fences(body: str, display: bool = False) -> str:
         if end < 0 or not inner.endswith("</mo>"):
             continue
         if _TALL.search(inner):
-            tall = _tall_fences(m, inner, display) if "<mfrac>" in inner else None
+            tall = _tall_fences(m, inner, display) if "<mfrac" in inner else None
             if tall is not None:
                 out.append(body[pos : m.start()])
                 out.append(tall)
@@ -1152,6 +1243,34 @@ _ITALIC_LETTER = re.compile(
 )
 # (marked as a kern, so the text of a formula, for search and contents, takes it for no space)
 _ITALIC_SPACE = {c: f'<mspace width="{w}em" class="kern"/>' for c, w in _ITALIC_CORRECTION.items()}
+
+
+# An accent over one math-italic letter sits over the letter's slanted top, not its box's centre:
+# TeX moves it right by the letter's skew (KaTeX's values, em, the kern with cmmi's skew char).
+# Chromium centres it (it does not read the font's top-accent attachments), so `\widehat{A}` and
+# `\hat{y}` leaned left of KaTeX's by the skew; margins move it without widening the <mover>. (A
+# stretched one moves by half of it: Chromium stretches it over the base less the margins; larger
+# margins leave a narrow base's hat undrawn.)
+_SKEW = {
+    "A": 0.139, "B": 0.083, "C": 0.083, "D": 0.056, "E": 0.083, "F": 0.083, "G": 0.083, "H": 0.056,
+    "I": 0.111, "J": 0.167, "K": 0.056, "L": 0.028, "M": 0.083, "N": 0.083, "O": 0.083, "P": 0.083,
+    "Q": 0.083, "R": 0.083, "S": 0.083, "T": 0.083, "U": 0.028, "X": 0.083, "Z": 0.083, "c": 0.056,
+    "d": 0.167, "e": 0.056, "f": 0.167, "g": 0.028, "l": 0.083, "o": 0.056, "p": 0.083, "q": 0.083,
+    "r": 0.056, "s": 0.056, "t": 0.083, "u": 0.028, "v": 0.028, "w": 0.083, "x": 0.028, "y": 0.056,
+    "z": 0.056, "\u03b1": 0.028, "\u03b2": 0.083, "\u03b4": 0.056, "\u03b5": 0.083, "\u03b6": 0.083,
+    "\u03b7": 0.056, "\u03b8": 0.083, "\u03b9": 0.056, "\u03bc": 0.028, "\u03bd": 0.028, "\u03be": 0.111,
+    "\u03c1": 0.083, "\u03c4": 0.028, "\u03c5": 0.028, "\u03c6": 0.083, "\u03c7": 0.056, "\u03c8": 0.111,
+}
+# (rules and braces over the base are not accents: \overline, \overbrace stay centred, as in KaTeX)
+_SKEWED_ACCENT = re.compile(
+    r'(<mover accent="true"><mi>([' + "".join(_SKEW) + r'])</mi><mo(?: stretchy="[a-z]+")?(?: mathsize="[^"]*")?)>'
+    r'(?![\u0332\u203e\u23de\u23dc\u23b4])'
+)
+_SKEW_STYLE = {letter: f' style="margin-left:{skew}em;margin-right:-{skew}em;">' for letter, skew in _SKEW.items()}
+
+
+def _skewed_accent(m: re.Match) -> str:
+    return m.group(1) + _SKEW_STYLE[m.group(2)]
 
 
 def _full_size_primes(body: str) -> str:
@@ -1246,6 +1365,8 @@ def _finish(raw: str, tex: str, display: bool) -> str:
     if "&#x2061;</mo>" in body:
         body = _APPLY_BARE.sub('<mo lspace="0.1667em">&#x2061;</mo>', body)
     body = _ITALIC_LETTER.sub(_italic_correction, body)
+    if "pt" in tex and 'rem"' in body:  # \genfrac, \above, \raisebox: math-core writes pt as rem; TeX's are of the font size
+        body = _REM_LENGTH.sub(r'\1="\2em"', body)
     if "minsize=" in body:
         body = _SIZED_DELIMITER.sub(_delimiter_gap, body)
         body = _SIZED_BASE.sub(_sized_base, body)
@@ -1260,6 +1381,8 @@ def _finish(raw: str, tex: str, display: bool) -> str:
     if "\u20d7" in body:
         # \vec: the combining arrow drifts left of its base in Chromium; a small → sits on it.
         body = body.replace('<mo stretchy="false">\u20d7</mo></mover>', '<mo stretchy="false" mathsize="70%">\u2192</mo></mover>')
+    if '<mover accent="true"><mi>' in body:
+        body = _SKEWED_ACCENT.sub(_skewed_accent, body)
     if display and "<mpadded style=" in body:
         body = _mathop_limits(body)
     mode = "block" if display else "inline"
@@ -1301,7 +1424,7 @@ MATHML_ATTRIBUTES = frozenset(
     """xmlns display encoding mathvariant mathcolor mathbackground mathsize displaystyle scriptlevel
     stretchy fence form separator symmetric largeop movablelimits accent accentunder lspace rspace
     minsize maxsize width height depth voffset linethickness columnalign rowspacing columnspacing
-    rowlines columnlines notation class style id""".split()
+    rowlines columnlines columnspan notation class style id""".split()
 )
 _ARITY = {"msub": 2, "msup": 2, "mfrac": 2, "mroot": 2, "munder": 2, "mover": 2, "msubsup": 3, "munderover": 3}
 _TEXT_ONLY_ELEMENTS = frozenset({"mi", "mn", "mo", "mtext", "ms", "annotation"})
@@ -1309,7 +1432,7 @@ _ONLY_CHILD = {"mtable": "mtr", "mtr": "mtd"}
 _CLASSES = frozenset(
     {"tex-llap", "tex-clap", "text-serif", "text-small-caps", "text-strike", "text-underline",
      "menclose-updiagonalstrike", "menclose-downdiagonalstrike", "menclose-phasorangle", "math-core-unknown-cmd",
-     "kern"}
+     "kern", "text-sans", "text-mono"}
 )
 # Inline CSS math-core writes (padding, widths, alignment, colours, font sizes): plain
 # declarations of a known property with a value of words, numbers, units and #hex; no url(),
