@@ -1233,13 +1233,13 @@ _ITALIC_CORRECTION = {
     "\u03b6": 0.074, "\u03b7": 0.036, "\u03bd": 0.064, "\u03be": 0.046, "\u03c0": 0.036,
     "\u03c3": 0.036, "\u03c4": 0.113, "\u03c5": 0.036, "\u03c8": 0.036, "\u03c9": 0.036,
 }
-# (not the first child of a script, fraction or root, whose place is fixed: lookbehinds after the
-# literal `<mi>`, so the scan still jumps from one `<mi>` to the next)
+# (not the first child of a script, fraction or root, whose place is fixed: the lookbehinds come
+# last, so only a one-letter <mi> that is followed by more math pays for them)
 _ITALIC_LETTER = re.compile(
-    r"<mi>(?<!<msub><mi>)(?<!<msup><mi>)(?<!<msubsup><mi>)(?<!<mover><mi>)(?<!<munder><mi>)"
-    r"(?<!<munderover><mi>)(?<!<mfrac><mi>)(?<!<mroot><mi>)"
-    r"(?<!\"><mi>)"  # (nor of an element with attributes: <mover accent="true">, <mfrac linethickness=…>)
-    r"([" + "".join(_ITALIC_CORRECTION) + r"])</mi>(?=<m[inorfs])"
+    r"<mi>([" + "".join(_ITALIC_CORRECTION) + r"])</mi>(?=<m[inorfs])"
+    r"(?<!<msub><mi>.</mi>)(?<!<msup><mi>.</mi>)(?<!<msubsup><mi>.</mi>)(?<!<mover><mi>.</mi>)"
+    r"(?<!<munder><mi>.</mi>)(?<!<munderover><mi>.</mi>)(?<!<mfrac><mi>.</mi>)(?<!<mroot><mi>.</mi>)"
+    r"(?<!\"><mi>.</mi>)"  # (nor of an element with attributes: <mover accent="true">, <mfrac linethickness=…>)
 )
 # (marked as a kern, so the text of a formula, for search and contents, takes it for no space)
 _ITALIC_SPACE = {c: f'<mspace width="{w}em" class="kern"/>' for c, w in _ITALIC_CORRECTION.items()}

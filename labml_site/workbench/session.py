@@ -83,6 +83,8 @@ class Session:
         self.memory = Memory()
         self.memory_ready = threading.Event()
         self._memory_stamps: dict[Path, tuple[int, int]] = {}  # site file → (mtime_ns, size) when read
+        self._memory_refresh = threading.Lock()  # (asked from the server's threads)
+        self._memory_stale = False  # a rebuild since the memory last read the site's files
 
     # -----------------------------------------------------------------------------------------
     # Translation memory
@@ -103,6 +105,17 @@ class Session:
 
     def _refresh_site_memory(self) -> None:
         """Read again the site's files that changed since they were read (saves, outside edits)."""
+        with self._memory_refresh:
+            self._memory_stale = False
+            self._refresh_site_memory_now()
+
+    def _current_memory(self) -> Memory:
+        """The memory, with what the builds since it was last asked changed."""
+        if self._memory_stale and self.memory_ready.is_set():
+            self._refresh_site_memory()
+        return self.memory
+
+    def _refresh_site_memory_now(self) -> None:
         from .memory import language_files
 
         seen = set()
@@ -126,8 +139,9 @@ class Session:
         self._find_block(page, key)
         if not self.memory_ready.is_set():
             return {"ready": False, "suggestions": []}
-        found = self.memory.suggest(key, exclude=(self._site_source(page.catalog_path), key))
-        return {"ready": True, "size": len(self.memory), "suggestions": [
+        memory = self._current_memory()
+        found = memory.suggest(key, exclude=(self._site_source(page.catalog_path), key))
+        return {"ready": True, "size": len(memory), "suggestions": [
             {"percent": s.percent, "key": s.unit.key, "value": s.unit.value, "english": s.unit.english,
              "translation": s.unit.translation, "source": s.unit.source} for s in found]}
 
@@ -137,9 +151,10 @@ class Session:
             raise Refused(400, "search for a phrase of at most 200 characters")
         if not self.memory_ready.is_set():
             return {"ready": False, "hits": []}
-        return {"ready": True, "size": len(self.memory), "hits": [
+        memory = self._current_memory()
+        return {"ready": True, "size": len(memory), "hits": [
             {"english": h.english, "translation": h.translation, "where": h.where, "source": h.unit.source}
-            for h in self.memory.concordance(phrase)]}
+            for h in memory.concordance(phrase)]}
 
     # -----------------------------------------------------------------------------------------
     # Building
@@ -159,8 +174,8 @@ class Session:
                                             tuple(figure_entries(data, read, result.figure_labels)))
             self.result, self.pages = result, pages
             self.build_id += 1
-            if self.memory_ready.is_set():
-                self._refresh_site_memory()
+            # The memory reads what changed when it is next asked, not in the save's answer.
+            self._memory_stale = True
             return result
 
     def page(self, url: str) -> _Page:
