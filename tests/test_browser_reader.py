@@ -263,3 +263,28 @@ def test_the_words_of_a_formula_never_break_inside_a_squeezed_table(browser, tmp
         context.close()
     # a letter of the math font is at least 0.35 em wide: a cell cut to its first letter is not
     assert widths and all(em >= 0.35 * len(text.strip()) for text, em in widths), widths
+
+
+def test_no_line_starts_with_the_punctuation_after_a_formula(browser, tmp_path):
+    """A browser may break between inline math and the text after it: "… $R(\\theta)k$. So …"
+    put the full stop at the start of the next line. At every width, the character after a formula
+    sits on the formula's line."""
+    words = " ".join(f"word{i}" for i in range(40))
+    prose = "\n".join(f"Text {words[: 9 * k]} $R(p\\theta)q \\cdot R(s\\theta)k{'x' * (k % 3)}$. So the rest, and $a_{k}$, then." for k in range(1, 12))
+    with _served_build(tmp_path, {"page.py": f'"""\n# Breaks\n\n{prose}\n"""\nx = 1\n'}) as url:
+        context, page, rec = new_page(browser, PHONE)
+        page.goto(url + "page.html")
+        page.wait_for_load_state("load")
+        broken = []
+        for width in range(300, 420, 7):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.wait_for_timeout(30)
+            broken += page.evaluate("""(width) => [...document.querySelectorAll('.docs math')].flatMap(m => {
+              const next = m.nextSibling || (m.parentElement.classList.contains('nowrap') ? m.parentElement.lastChild : null);
+              if (!next || next.nodeType !== 3 || !next.textContent) return [];
+              const r = document.createRange(); r.setStart(next, 0); r.setEnd(next, 1);
+              const after = r.getBoundingClientRect(), box = m.getBoundingClientRect();
+              return after.top >= box.bottom - 1 ? [[width, next.textContent.slice(0, 3)]] : [];
+            })""", width)
+        context.close()
+    assert not broken, broken

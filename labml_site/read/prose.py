@@ -675,11 +675,29 @@ def page_title(meta: dict[str, str], sections: Sequence[Section], path: str) -> 
     return PurePath(path).name
 
 
+# Closing punctuation that must not start a line. A browser may break a line between a formula
+# and the text after it (an atomic inline: UAX #14 class CB, breakable on both sides), so "$x$."
+# could put the full stop at the start of the next line.
+_CLOSING_PUNCTUATION = frozenset(".,;:!?)]}»”’…%。，、；：！？）」』】〉》")
+
+
 def fill(html_: str, rendered: Sequence[str]) -> str:
-    """Put rendered HTML back for each placeholder, by number (translations may reorder them)."""
-    def repl(m: re.Match) -> str:
+    """Put rendered HTML back for each placeholder, by number (translations may reorder them).
+    Inline math and the closing punctuation right after it are kept on one line."""
+    out: list[str] = []
+    last = 0
+    for m in PLACEHOLDER_RE.finditer(html_):
         n = int(m.group(1))
         if n >= len(rendered):
             raise IndexError(f"placeholder {n} has no rendering (only {len(rendered)} given)")
-        return rendered[n]
-    return PLACEHOLDER_RE.sub(repl, html_)
+        out.append(html_[last:m.start()])
+        last = stop = m.end()
+        while stop < len(html_) and html_[stop] in _CLOSING_PUNCTUATION:
+            stop += 1
+        if stop > last and rendered[n].startswith("<math") and 'display="inline"' in rendered[n][:120]:
+            out.append(f'<span class="nowrap">{rendered[n]}{html_[last:stop]}</span>')
+            last = stop
+        else:
+            out.append(rendered[n])
+    out.append(html_[last:])
+    return "".join(out)
