@@ -42,6 +42,7 @@ from xml.etree.ElementTree import Element
 from math_core import LatexError, LatexToMathML
 
 from labml_site.typeset import math_katex
+from .braces import matching_brace
 
 __all__ = [
     "MathError",
@@ -248,25 +249,6 @@ def _colour_hex(value: str) -> Optional[str]:
     return _CSS_COLOURS.get(value.lower())
 
 
-def _matching_brace(tex: str, open_index: int) -> int:
-    """Index of the "}" closing the "{" at `open_index` (-1: none)."""
-    depth = 0
-    i = open_index
-    while i < len(tex):
-        c = tex[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
-
-
 _VERB_ESCAPES = {
     "\\": r"\textbackslash ", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#", "%": r"\%",
     "_": r"\_", "^": r"\textasciicircum ", "~": r"\textasciitilde ", " ": r"\ ",
@@ -293,7 +275,7 @@ def _brace_groups(tex: str, open_index: int, count: int) -> Optional[list[tuple[
             i += 1
         if i >= len(tex) or tex[i] != "{":
             return None
-        close = _matching_brace(tex, i)
+        close = matching_brace(tex, i)
         if close < 0:
             return None
         groups.append((i, close))
@@ -440,7 +422,7 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False,
             two = m.group("cboxcmd") == "fcolorbox"
             colours = [m.group("cbox1")] + ([m.group("cbox2")] if two else [])
             hexes = [_colour_hex(c) or _MATH_CORE_HEX.get(c) for c in colours]
-            close = _matching_brace(tex, end - 1)
+            close = matching_brace(tex, end - 1)
             if close > 0 and None not in hexes and (m.group("cbox2") is not None) == two and _MARKER_PREFIX not in tex.upper():
                 inner = "".join(rf"\textcolorhtml{{{h}}}{{}}" for h in hexes)
                 repl.append((start, end, rf"\textcolorhtml{{{_MARKERS['box']}}}{{{inner}\text{{"))
@@ -463,21 +445,21 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False,
                 repl.append((start, groups[-1][1] + 1, tex[a : b + 1]))
         elif m.group("ref"):
             # \ref{x}: math-core has only \eqref; its "(1)" loses the parentheses in _unmark.
-            close = _matching_brace(tex, end - 1)
+            close = matching_brace(tex, end - 1)
             if close > 0 and _MARKER_PREFIX not in tex.upper():
                 repl.append((start, end, rf"\textcolorhtml{{{_MARKERS['ref']}}}{{\eqref{{"))
                 repl.append((close, close + 1, "}}"))
         elif m.group("lap"):
             # \smash, \rlap, \llap, \clap (and \math… forms), which math-core lacks: the argument
             # in a marker colour that _finish turns into the <mpadded> KaTeX would draw.
-            close = _matching_brace(tex, end - 1)
+            close = matching_brace(tex, end - 1)
             if close > 0 and _MARKER_PREFIX not in tex.upper():
                 command = m.group("lapcmd")
                 text = command in ("rlap", "llap", "clap")
                 repl.append((start, end, rf"\textcolorhtml{{{_MARKERS[command.replace('math', '')]}}}{{" + (r"\text{" if text else "")))
                 repl.append((close, close + 1, "}}" if text else "}"))
         elif m.group("substack"):
-            close = _matching_brace(tex, end - 1)
+            close = matching_brace(tex, end - 1)
             if close > 0:
                 repl.append((start, end, r"{\begin{subarray}{c}"))
                 repl.append((close, close + 1, r"\end{subarray}}"))
@@ -530,7 +512,7 @@ def _math_in_text(tex: str) -> list[tuple[int, int, str]]:
     """Rewrites for `$…$` pairs at the top level of a text argument: `$` → `}` and `$` → `\\text{`."""
     repl = []
     for m in _TEXT_ARGUMENT.finditer(tex):
-        close = _matching_brace(tex, m.end() - 1)
+        close = matching_brace(tex, m.end() - 1)
         if close < 0:
             continue
         command = tex[m.start() : m.end() - 1].rstrip() if not m.group(1) else r"\text"
@@ -560,21 +542,8 @@ def _text_ranges(tex: str) -> list[tuple[int, int]]:
     """(start, end) of every text-mode argument, braces included."""
     ranges = []
     for m in _TEXT_START.finditer(tex):
-        depth = 0
-        i = m.end() - 1
-        while i < len(tex):
-            c = tex[i]
-            if c == "\\":
-                i += 2
-                continue
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            i += 1
-        ranges.append((m.start(), i + 1))
+        close = matching_brace(tex, m.end() - 1)
+        ranges.append((m.start(), (close if close >= 0 else len(tex)) + 1))
     return ranges
 
 

@@ -34,6 +34,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from .braces import matching_brace
+
 __all__ = ["TRIGGER", "rewrites", "finish_marker", "MARKER_RE", "MAX_GROWTH"]
 
 # Marker colours (math.py's `_MARKER_PREFIX` family, 01F0xx): a rule over the cell, a sans-serif
@@ -62,31 +64,13 @@ _CIRCLED = {**{c: chr(0x24B6 + i) for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVW
             "0": "\u24ea", **{str(n): chr(0x2460 + n - 1) for n in range(1, 21)}}
 
 
-def _matching(tex: str, open_index: int) -> int:
-    depth = 0
-    i = open_index
-    while i < len(tex):
-        c = tex[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
-
-
 def _group(tex: str, i: int) -> Optional[tuple[int, int]]:
     """The brace group starting at `i` (spaces skipped): (open, close), or None."""
     while i < len(tex) and tex[i].isspace():
         i += 1
     if i >= len(tex) or tex[i] != "{":
         return None
-    close = _matching(tex, i)
+    close = matching_brace(tex, i)
     return (i, close) if close > 0 else None
 
 
@@ -101,7 +85,7 @@ def _enclosing_group(tex: str, pos: int) -> tuple[int, int]:
             depth += 1
         elif c == "{" and not escaped:
             if depth == 0:
-                close = _matching(tex, i)
+                close = matching_brace(tex, i)
                 return i + 1, (close if close > 0 else len(tex))
             depth -= 1
         i -= 1
@@ -136,7 +120,7 @@ def _definitions(tex: str) -> dict[str, str]:
     """Parameterless macros the formula defines: name → body."""
     out = {}
     for m in _DEFINITION.finditer(tex):
-        close = _matching(tex, m.end() - 1)
+        close = matching_brace(tex, m.end() - 1)
         if close > 0:
             out[m.group(1) or m.group(2)] = tex[m.end():close]
     return out
