@@ -23,6 +23,7 @@ from labml_site.builder import ui_catalogs as i18n
 from labml_site.typeset import linking
 from labml_site.builder import produce as engine_module
 from labml_site.builder import pipeline
+from labml_site.builder import workers
 from labml_site.builder import prepare
 from labml_site.builder.site import BuildConfig, build
 from labml_site.typeset.page import analyse
@@ -453,6 +454,9 @@ def test_parallel_build_equals_serial_build(tmp_path, monkeypatch):
         files[f"toy/more/p{i}.py"] = PAGE.replace("Scaled scores", f"Scaled scores {i}")
     src, tr = make_tree(tmp_path, files)
     monkeypatch.setattr(engine_module, "PARALLEL_MIN_OUTPUTS", 1)  # pages rendered (and linked) in workers too
+    # (A thread another test left running in this process makes the builder render here instead
+    # of in forked workers, as it must: then the links are not stored per task.)
+    render_workers = workers.can_fork()
     parallel = build(config(src, tr, tmp_path / "a", jobs=2))
     serial = build(config(src, tr, tmp_path / "b", jobs=1, cache=False))
     assert parallel.stats.workers == 2 and serial.stats.workers == 1
@@ -469,7 +473,7 @@ def test_parallel_build_equals_serial_build(tmp_path, monkeypatch):
     assert again.stats.linked == 0 and again.stats.link_reused == len(files)
     # Each render task stored its pages' links in one file, not one file per page.
     objects = list((build_cache.cache_dir_for(tmp_path / "a") / "objects").iterdir())
-    assert len(objects) <= len(files) + 2 * 6
+    assert len(objects) <= len(files) + 2 * 6 or not render_workers, (len(objects), len(files))
 
 
 # ---------------------------------------------------------------------------------------------
