@@ -1,6 +1,6 @@
-"""Is the site on disk already what this build would write? Told from file metadata alone, before
-the pipeline is imported, so that a rebuild with nothing changed costs little more than starting
-the interpreter.
+"""Is the site on disk already what this build would write? Told from file metadata (and the bytes
+of files changed moments ago), before the pipeline is imported, so that a rebuild with nothing
+changed costs little more than starting the interpreter.
 
 After each successful build the nothing-changed record (`LastBuild`, in the cache folder) holds
 the digest of every input that build read (by content), every file it wrote with its size, time
@@ -8,7 +8,7 @@ and inode, its findings, and a `Snapshot`: the metadata of every file the build 
 (the sources, the translations, the theme, extra UI catalogs, the builder's own package and the
 libraries that shape the output), taken as the build started. The next build first takes the
 same snapshot. When it equals the recorded one and the site is untouched, the site is what this
-build would write: nothing is imported, read, written or swapped. This is git's index and Shake's
+build would write: nothing else is imported, read, written or swapped. This is git's index and Shake's
 `ChangeModtimeAndDigest`: metadata first, contents only when the metadata differs (then the
 build's own check by digest, `Production.unchanged_since_last_build`, which reads everything and
 records a fresh snapshot when the contents turn out the same).
