@@ -63,22 +63,3 @@ class Loaded(Mapping):
 
     def __len__(self) -> int:
         return len(self._rels)
-
-
-class Later(Mapping):
-    """rel → a page of a site found up to date without loading anything: the names are known from
-    the last build's record; reading a page runs the build (`load()`, whose own nothing-changed
-    path loads it from the cache) and reads it from that build's result."""
-
-    def __init__(self, rels: Iterable[str], load: Callable[[], Mapping]) -> None:
-        self._rels = list(rels)
-        self._load = load
-
-    def __getitem__(self, rel: str):
-        return self._load()[rel]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rels)
-
-    def __len__(self) -> int:
-        return len(self._rels)

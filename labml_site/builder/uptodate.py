@@ -38,7 +38,7 @@ from ..read.safe_files import UnsafeFile, read_regular
 from .cache import MISS, OUTPUT_MODULES, RACY_NS, BuildStats, FileDigests, cache_dir_for, cache_folder_problem, cache_home, load_record
 from .cache_size import note_use
 from .outputs import remove_leftovers
-from .result import BuildResult, Later
+from .result import BuildResult, Loaded
 
 if TYPE_CHECKING:
     from .config import BuildConfig
@@ -212,7 +212,7 @@ def _result(config: "BuildConfig", out: Path, last: LastBuild, started: float, b
             full["result"] = build_with(config, None)
         return full["result"]
 
-    localized = {lang: Later(last.pages, lambda lang=lang: built().localized[lang]) for lang in config.langs}
+    localized = {lang: Loaded(last.pages, lambda rel, lang=lang: built().localized[lang][rel]) for lang in config.langs}
     stats = BuildStats(site_unchanged=True, metadata_only=True, workers=0)
-    return BuildResult(out, Report(list(last.findings)), Later(last.pages, lambda: built().pages), localized, 0,
+    return BuildResult(out, Report(list(last.findings)), Loaded(last.pages, lambda rel: built().pages[rel]), localized, 0,
                        time.perf_counter() - started, stats, last.kept, last.skipped)
