@@ -165,18 +165,27 @@ class FileDigests:
 
     def __init__(self, memory: "BuildCache | None" = None) -> None:
         self.memory = memory
+        self.known: dict[str, tuple[int, int, int, int]] = {}
+
+    def trust(self, known: dict[str, tuple[int, int, int, int]]) -> None:
+        """Take these regular files' (size, mtime_ns, ctime_ns, inode) as they are, without asking
+        the disk: the build's snapshot (`Snapshot.file_stats`), which is what the build records
+        it read, so a file changed since is seen by the next build. Paths not in it are asked."""
+        self.known = known
 
     def digest(self, path: Path | str) -> str:
         name = os.fspath(path)
-        try:
-            st = os.lstat(name)
-        except (FileNotFoundError, NotADirectoryError):
-            return self.MISSING
-        if not stat.S_ISREG(st.st_mode):
-            # Never opened (a FIFO would block, /dev/zero never end): a value of its own, and the
-            # stage that reads the file reports what it is.
-            return f"refused:{stat.S_IFMT(st.st_mode)}"
-        signature = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        signature = self.known.get(name)
+        if signature is None:
+            try:
+                st = os.lstat(name)
+            except (FileNotFoundError, NotADirectoryError):
+                return self.MISSING
+            if not stat.S_ISREG(st.st_mode):
+                # Never opened (a FIFO would block, /dev/zero never end): a value of its own, and the
+                # stage that reads the file reports what it is.
+                return f"refused:{stat.S_IFMT(st.st_mode)}"
+            signature = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
         key = "file:" + name
         known = self.memory.head(key) if self.memory is not None else MISS
         if known is MISS or known[0] != signature:
@@ -185,12 +194,12 @@ class FileDigests:
             except FileNotFoundError:
                 return self.MISSING
             except UnsafeFile as e:  # swapped for something else, or too large
-                return f"refused:{e.code}:{st.st_size}"
+                return f"refused:{e.code}:{signature[0]}"
             known = (signature, digest(data))
             # File times are coarse (a clock tick): a file written moments ago could be written
             # again within the same tick, size unchanged, and look untouched. Such a file is
             # read again next time (git's rule for "racy" entries).
-            if self.memory is not None and time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_NS:
+            if self.memory is not None and time.time_ns() - max(signature[1], signature[2]) > RACY_NS:
                 self.memory.set_head(key, known)
         return known[1]
 

@@ -16,17 +16,17 @@ import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..findings import Finding
+from ..read.listing import TreeListing
 from ..read.safe_files import read_regular
 from ..read.structure import MAX_SOURCE_BYTES, SiteFiles, SourceFile
 
 from ..render import notebooks
 from ..render.text import LocalText
 from ..translate import glossary
-from ..translate.catalog import fuzzy_path, resolve_translation_path
+from ..translate.catalog import resolve_translation_file, sidecar_name
 from ..typeset import linking
 from ..typeset.page import PageData
 from . import memo as memo_layer
@@ -101,13 +101,24 @@ class Prepared:
     kept: dict[str, str] = field(default_factory=dict)  # rel → digest of the broken analysis its last good page stands in for
     is_index: dict[str, bool] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)  # about the inputs (a translation found by case)
+    translations: TreeListing | None = None  # the translations folder as the build's snapshot saw it
+
+    def translation_file(self, rel: str, lang: str) -> str | None:
+        """The translation file a page's text in `lang` was made from (None: the base language)."""
+        return self.lang_jobs[(rel, lang)].catalog
+
+    def catalog_input(self, rel: str, lang: str) -> Input | None:
+        """The files `Catalog.load` reads for a page's text in `lang`, as a stage's input (their
+        digest as this build found it; None: the base language, which reads none)."""
+        job = self.lang_jobs[(rel, lang)]
+        return Input(job.files_digest, lambda: job.catalog, job.files) if job.catalog is not None else None
 
 
-def _catalog_files(path: Path, lang: str) -> list[Path]:
+def _catalog_files(path: str, lang: str) -> list[str]:
     """What `Catalog.load` reads: the translation file, its fuzzy sidecar, and the glossary its
     checks compare terms with (if there is one)."""
-    found = glossary.glossary_path(path.parent, lang)
-    return [path, fuzzy_path(path)] + ([found] if found is not None else [])
+    found = glossary.glossary_path(os.path.dirname(path), lang)
+    return [path, sidecar_name(path, "fuzzy")] + ([os.fspath(found)] if found is not None else [])
 
 
 @dataclass(frozen=True)
@@ -267,11 +278,13 @@ def prepare_pages(
     config: BuildConfig,
     memo: Memo,
     meanwhile: Callable[[], object] | None = None,
+    translations: TreeListing | None = None,
 ) -> Prepared:
     """Every page's head and its text heads in every language, computing only what changed.
-    `meanwhile`: the main process's own work, done while worker processes (if any) analyse."""
+    `meanwhile`: the main process's own work, done while worker processes (if any) analyse;
+    `translations`: what the build's snapshot saw of the translations folder."""
     markers = {lang: load_ui(lang, config.locales).gettext("Not yet translated") for lang in config.langs}
-    prepared = Prepared({}, {f.rel: {} for f in files.pages}, {})
+    prepared = Prepared({}, {f.rel: {} for f in files.pages}, {}, translations=translations)
     dispatch = _Dispatch(memo.object_store, config.jobs, len(files.pages))
     try:
         # Largest files first, so the workers finish together.
@@ -331,16 +344,16 @@ def _text_jobs(prepared: Prepared, memo: Memo, config: BuildConfig, file: Source
     missing: list[_LangJob] = []
     prepared.is_index[file.rel] = file.is_index
     page = page_input(prepared, memo, file.rel)  # (one for every language)
+    translations = os.fspath(config.translations)
     for lang in config.langs:
         if lang == config.base_lang:
             catalog, catalog_in = None, None
         else:
-            path, found_by_case = resolve_translation_path(config.translations, file, lang)
+            catalog, found_by_case = resolve_translation_file(translations, file.base, lang, prepared.translations)
             if found_by_case is not None:
                 prepared.findings.append(found_by_case)
-            catalog = str(path)
-            catalog_in = memo.files(_catalog_files(path, lang), catalog)
-        inputs = _text_inputs(prepared, memo, file.rel, lang, catalog_in, str(config.translations), markers[lang], page)
+            catalog_in = memo.files(_catalog_files(catalog, lang), catalog)
+        inputs = _text_inputs(prepared, memo, file.rel, lang, catalog_in, translations, markers[lang], page)
         text_digest = memo.digest(pipeline.localize_at, *inputs)
         prepared.text_digests.setdefault(file.rel, {})[lang] = text_digest
         lang_job = prepared.lang_jobs[(file.rel, lang)] = _LangJob(
@@ -378,8 +391,7 @@ def _text_inputs(
 
 def _lang_job_inputs(prepared: Prepared, memo: Memo, rel: str, lang: str) -> tuple:
     lj = prepared.lang_jobs[(rel, lang)]
-    catalog = Input(lj.files_digest, lambda: lj.catalog, lj.files) if lj.catalog is not None else None
-    return _text_inputs(prepared, memo, rel, lang, catalog, lj.root, lj.marker)
+    return _text_inputs(prepared, memo, rel, lang, prepared.catalog_input(rel, lang), lj.root, lj.marker)
 
 
 # A source file that stops parsing keeps its last good page: the engine remembers, per file, the

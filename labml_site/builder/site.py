@@ -43,7 +43,7 @@ from ..render.text import local_page
 from . import cache_size, pipeline
 from .theme import Theme
 from ..translate import glossary, verdict
-from ..translate.catalog import Catalog, fuzzy_path, resolve_translation_path, translation_path
+from ..translate.catalog import Catalog, catalog_path
 from ..translate.verdict import tally
 from ..typeset import highlight
 from ..typeset.page import PageData
@@ -94,7 +94,7 @@ class _Site:
     constants: dict[str, Language] = field(default_factory=dict)  # lang → its constants (_render_language)
     orders: dict[str, list] = field(default_factory=dict)  # folder rel → its pages and subfolders, in reading order
     sequence: list = field(default_factory=list)  # every page and folder listing, in reading order
-    near: dict[str, dict[str, list]] = field(default_factory=dict)  # lang → URL → [previous, next]
+    near: dict[str, dict[str, tuple]] = field(default_factory=dict)  # lang → URL → (previous, next)
     linked: dict[str, Input] = field(default_factory=dict)  # rel → its linked page, as an input
     redirects: tuple[Redirect, ...] = ()  # old paths answered in every language (_plan_redirects)
     counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # lang → rel → state → n
@@ -133,17 +133,17 @@ class _Site:
             visit(self.files.folders[""])
         return self.sequence
 
-    def neighbours(self, lang: str) -> dict[str, list]:
-        """URL → [previous, next] in the reading sequence, each [title, URL] or None (for the
+    def neighbours(self, lang: str) -> dict[str, tuple]:
+        """URL → (previous, next) in the reading sequence, each (title, URL) or None (for the
         render inputs: a renamed page changes its neighbours' links)."""
         found = self.near.get(lang)
         if found is None:
             entries = [
-                [self.folder_title(lang, item)[0] if isinstance(item, Folder) else self.text(item.rel, lang).title, item.url]
+                (self.folder_title(lang, item)[0] if isinstance(item, Folder) else self.text(item.rel, lang).title, item.url)
                 for item in self.reading_sequence()
             ]
             found = self.near[lang] = {
-                entry[1]: [entries[i - 1] if i else None, entries[i + 1] if i + 1 < len(entries) else None]
+                entry[1]: (entries[i - 1] if i else None, entries[i + 1] if i + 1 < len(entries) else None)
                 for i, entry in enumerate(entries)
             }
         return found
@@ -272,11 +272,7 @@ class _Site:
                     continue
                 path = self.files.assets[asset].path
                 contents.append(self.memo.source(path, path.read_bytes))
-            catalog = None
-            if lang != self.config.base_lang:
-                path = translation_path(self.config.translations, self.prepared.files[rel], lang)
-                gloss = glossary.glossary_path(path.parent, lang)
-                catalog = self.memo.files([path, fuzzy_path(path)] + ([gloss] if gloss is not None else []), str(path))
+            catalog = self.prepared.catalog_input(rel, lang) if lang != self.config.base_lang else None
             found = (page_input(self.prepared, self.memo, rel), lang, catalog, assets, *contents)
         self.figure_inputs[key] = found
         return found
@@ -295,7 +291,9 @@ class _Site:
     # -- facts that need a file ----------------------------------------------------------------
 
     def translation_exists(self, name: str) -> bool:
-        return (Path(self.config.translations) / name).is_file()
+        listing = self.prepared.translations
+        found = listing.is_file(name) if listing is not None else None
+        return (Path(self.config.translations) / name).is_file() if found is None else found
 
     def publishable_figure(self, asset: str) -> bool:
         return asset in self.files.assets and not _refused_asset(self, asset)
@@ -316,11 +314,9 @@ class _Site:
         labels = svg_entries(self.analysis(file.rel), self.figure_labels)
         if lang == self.config.base_lang:
             return {"translated": len(labels)}
-        path = translation_path(self.config.translations, file, lang)
         # Judged again only when what a verdict reads changed: the file, its fuzzy sidecar, the
         # glossary (a save in the editor rebuilds the site, and judging the labels was most of it).
-        gloss = glossary.glossary_path(path.parent, lang)
-        catalog = self.memo.files([path, fuzzy_path(path)] + ([gloss] if gloss is not None else []), str(path))
+        catalog = self.prepared.catalog_input(file.rel, lang)
         counts, findings = self.memo.call(_judge_labels, lang, catalog, tuple(labels), keep="memory")
         self.report.extend(_not_fatal(findings))
         return dict(counts)
@@ -407,15 +403,15 @@ def _published(site: _Site) -> dict[str, str]:
     return {f.rel: f.url for f in site.files.pages if site.published(f)}
 
 
-def _moved_by_case(translations_dir: Path, pages: Iterable[SourceFile], langs: Iterable[str]) -> dict[str, str]:
+def _moved_by_case(translations_dir: Path, prepared: Prepared, langs: Iterable[str]) -> dict[str, str]:
     """Old output path → page URL for each page whose translations live under a path that
     differs from its source's only in case (`translate_cache/RWKV/` for `rwkv/`): the path the
     old site published it at, which its readers' links still name."""
     found: dict[str, str] = {}
-    for page in pages:
+    for page in prepared.files.values():
         for lang in langs:
-            path, by_case = resolve_translation_path(translations_dir, page, lang)
-            if by_case is None:
+            path = Path(prepared.translation_file(page.rel, lang))
+            if path == catalog_path(translations_dir, page.base, lang):
                 continue
             rel = path.relative_to(translations_dir).as_posix()
             old_base = rel[: -len(f".{lang}.json")]
@@ -431,7 +427,7 @@ def _plan_redirects(site: _Site) -> list[Finding]:
     config = site.config
     rules, findings = load_redirects(config.source)
     others = [lang for lang in config.langs if lang != config.base_lang]
-    by_case = _moved_by_case(config.translations, site.files.pages, others) if Path(config.translations).is_dir() else {}
+    by_case = _moved_by_case(config.translations, site.prepared, others) if Path(config.translations).is_dir() else {}
     site.redirects, planned = plan_redirects(
         rules, by_case, site.files, _published(site), config.langs,
         case_sensitive(site.production.out) if rules or by_case else True, str(Path(config.source) / REDIRECTS_FILE),
@@ -530,6 +526,7 @@ def build_with(config: BuildConfig, snapshot: Snapshot | None) -> BuildResult:
 
 def _build(config: BuildConfig, production: Production, snapshot: Snapshot, started: float) -> BuildResult:
     memo = production.memo
+    memo.cache.files.trust(snapshot.file_stats())  # (the inputs are those the snapshot, recorded with the build, saw)
     report = Report()
     if memo.cache.refused:
         report.add(Finding("warning", "cache-refused", f"the build cache is not used: {memo.cache.refused}; "
@@ -545,7 +542,7 @@ def _build(config: BuildConfig, production: Production, snapshot: Snapshot, star
         theme.compile_all()  # before the render workers fork, so that they share it
 
     # 2. Every file analysed and localized (or known from the last build).
-    prepared = prepare_pages(files, config, memo, meanwhile)
+    prepared = prepare_pages(files, config, memo, meanwhile, snapshot.listing("translations"))
     report.extend(prepared.findings)
     for head in prepared.heads.values():
         report.extend(head.findings)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..findings import Finding, Report
+from ..read.listing import TreeListing
 from ..read.structure import SKIPPED_DIRS
 from ..read.safe_files import UnsafeFile, read_regular
 from .cache import MISS, OUTPUT_MODULES, RACY_NS, BuildStats, FileDigests, cache_dir_for, cache_folder_problem, cache_home, load_record
@@ -54,12 +55,39 @@ class Snapshot:
     # cannot vouch for it, so its bytes are compared (git's "racily clean" entries)
     contents: dict[str, str] = field(default_factory=dict)
     trusted: bool = True  # False when something its metadata cannot vouch for could not be read
+    roots: tuple[tuple[str, str], ...] = field(default=(), compare=False)  # (name, folder) walked
 
     def vouches_for(self, now: "Snapshot") -> bool:
         """Whether the inputs described by `now` are the very inputs this snapshot describes."""
         return self.trusted and self.entries == now.entries and all(
             now.contents.get(path) == digest or (path not in now.contents and _content(path) == digest)
             for path, digest in self.contents.items())
+
+    def listing(self, root_name: str) -> TreeListing | None:
+        """What the walk of one root saw (None: it was not walked)."""
+        if root_name not in dict(self.roots):
+            return None
+        modes, complete = {}, True
+        for entry in self.entries:
+            if entry[0] == root_name:
+                if isinstance(entry[2], int):
+                    modes[entry[1]] = entry[2]
+                else:
+                    complete = False  # ("unlisted" or "unreadable")
+        return TreeListing(modes, complete)
+
+    def file_stats(self) -> dict[str, tuple[int, int, int, int]]:
+        """path → (size, mtime_ns, ctime_ns, inode) of every regular file walked, the path spelled
+        as a build spells it (its root joined with the rel): a build's file digests ask this
+        instead of the disk (`FileDigests.trust`), so that its inputs are the ones this snapshot,
+        which the build records, describes."""
+        roots = dict(self.roots)
+        found = {}
+        for entry in self.entries:
+            root = roots.get(entry[0])
+            if root is not None and len(entry) == 7 and stat.S_ISREG(entry[2]):
+                found[os.path.join(root, entry[1])] = entry[3:]
+        return found
 
 
 @dataclass
@@ -105,7 +133,7 @@ def take_snapshot(config: "BuildConfig") -> Snapshot:
                 trusted = False
             else:
                 contents[path] = found
-    return Snapshot(tuple(entries), contents, trusted)
+    return Snapshot(tuple(entries), contents, trusted, tuple((n, str(r)) for n, r in roots.items() if r is not None))
 
 
 def _content(path: str) -> str | None:

@@ -23,6 +23,7 @@ import re
 import stat
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 from urllib.parse import quote
@@ -386,13 +387,18 @@ def lang_prefix(lang: str, base_lang: str) -> str:
 
 def breadcrumbs(url: str) -> list[str]:
     """Folder index URLs from the root down to (excluding) the page itself."""
+    return list(_trail(url))
+
+
+@lru_cache(maxsize=4096)  # (asked for every output in every language; pages of a folder share it)
+def _trail(url: str) -> tuple[str, ...]:
     parts = posixpath.dirname(url).split("/") if posixpath.dirname(url) else []
     if posixpath.basename(url) == "index.html" and parts:
         parts = parts[:-1]
     trail = ["index.html"]
     for i in range(len(parts)):
         trail.append("/".join(parts[: i + 1]) + "/index.html")
-    return trail if url != "index.html" else []
+    return tuple(trail) if url != "index.html" else ()
 
 
 def _order_number(value: str) -> float | None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from .checks import FileContext, run_file_checks
 from .files import ParsedFile, oversized, parse_translation_file
 from ..findings import Finding
+from ..read.listing import TreeListing
 from ..read.structure import SourceFile
 from .untabled import from_untabled, untabled_signature
 from .repair import compose_from_units, from_legacy, legacy_key, repair_html, retarget, unit_pairs, units, without_hrefs
@@ -59,32 +60,52 @@ def _case_insensitive(root: Path, parts: list[str]) -> list[Path]:
     return found
 
 
-def resolve_translation_path(translations_dir: Path, page: SourceFile, lang: str) -> tuple[Path, Finding | None]:
-    """The translation file of `page` and, when it was found by case alone, a warning."""
-    exact = catalog_path(translations_dir, page.base, lang)
-    if exact.exists():
+def resolve_translation_path(
+    translations_dir: Path, page: SourceFile, lang: str, listing: TreeListing | None = None
+) -> tuple[Path, Finding | None]:
+    """The translation file of `page` and, when it was found by case alone, a warning. `listing`:
+    the translations folder as the build's walk saw it, asked before the disk."""
+    path, by_case = resolve_translation_file(os.fspath(translations_dir), page.base, lang, listing)
+    return Path(path), by_case
+
+
+def resolve_translation_file(
+    translations_dir: str, base: str, lang: str, listing: TreeListing | None = None
+) -> tuple[str, Finding | None]:
+    """`resolve_translation_path` in strings (asked for every page in every language)."""
+    name = f"{base}.{lang}.json"
+    exact = os.path.join(translations_dir, name)
+    there = listing.exists(name) if listing is not None else None
+    if there is None:
+        there = os.path.exists(exact)
+    if there:
         return exact, None
     root = Path(translations_dir)
-    try:
-        rel = exact.relative_to(root)
-    except ValueError:
-        return exact, None
-    candidates = [c for c in _case_insensitive(root, list(rel.parts)) if c.is_file()]
+    by_case = listing.files_by_case(name) if listing is not None else None
+    if by_case is not None:
+        candidates = [root / c for c in by_case]
+    else:
+        candidates = [c for c in _case_insensitive(root, name.split("/")) if c.is_file()]
     if len(candidates) != 1:
         return exact, None
     found = candidates[0]
-    return found, Finding(
+    return str(found), Finding(
         "warning", "path-case",
-        f"the translations of {page.base} are read from {found.relative_to(root)}, whose path "
-        f"differs from the source's only in case; rename it to {rel}",
+        f"the translations of {base} are read from {found.relative_to(root)}, whose path "
+        f"differs from the source's only in case; rename it to {name}",
         str(found),
     )
 
 
+def sidecar_name(main: str, kind: str) -> str:
+    """`x.zh.json` → `x.zh.<kind>.json` (a name or a whole path)."""
+    stem = main[: -len(".json")] if main.endswith(".json") else main
+    return f"{stem}.{kind}.json"
+
+
 def _sidecar(main: Path, kind: str) -> Path:
     main = Path(main)
-    stem = main.name[: -len(".json")] if main.name.endswith(".json") else main.name
-    return main.with_name(f"{stem}.{kind}.json")
+    return main.with_name(sidecar_name(main.name, kind))
 
 
 def fuzzy_path(main: Path) -> Path:

@@ -21,12 +21,19 @@ from .base import Language, Output, Site
 from .scripts import figures_path, markdown_path, originals_path, shows_figures
 
 
-def crumbs(site: Site, lang: str, url: str) -> tuple[str, ...]:
-    """The titles of the folders above `url`, for its breadcrumbs."""
+def crumbs(site: Site, lang: str, url: str, known: dict | None = None) -> tuple[str, ...]:
+    """The titles of the folders above `url`, for its breadcrumbs (`known`: the answers so far,
+    by trail, for a describe that asks for every page of a folder)."""
+    trail = breadcrumbs(url)
+    key = tuple(trail)
+    if known is not None and key in known:
+        return known[key]
     found = []
-    for crumb_url in breadcrumbs(url):
+    for crumb_url in trail:
         folder = site.files.folders.get(posixpath.dirname(crumb_url))
         found.append(site.folder_title(lang, folder)[0] if folder else posixpath.dirname(crumb_url))
+    if known is not None:
+        known[key] = tuple(found)
     return tuple(found)
 
 
@@ -161,7 +168,7 @@ class Page(Output):
     @classmethod
     def describe(cls, site: Site, lang: str) -> Iterator[tuple[str, Output, str]]:
         config, language = site.config, site.language(lang)
-        neighbours = site.neighbours(lang)
+        neighbours, trails = site.neighbours(lang), {}
         for file in site.files.pages:
             head, text = site.heads[file.rel], site.text(file.rel, lang)
             if not site.published(file):
@@ -175,8 +182,8 @@ class Page(Output):
                 )
             translated = lang != config.base_lang and head.has_sections
             page = cls(
-                lang, language.digest, file.url, text.title, text.summary, crumbs(site, lang, file.url), file.rel,
-                site.sections_digest(file.rel, lang), _tuple(neighbours.get(file.url)),
+                lang, language.digest, file.url, text.title, text.summary, crumbs(site, lang, file.url, trails), file.rel,
+                site.sections_digest(file.rel, lang), neighbours.get(file.url),
                 children=children(site, lang, site.files.folders[file.folder]) if file.is_index else (),
                 notice=notice,
                 original=originals_path(file.folder) if translated else "",
@@ -218,10 +225,6 @@ class Page(Output):
         return site.template("page.html", context)
 
 
-def _tuple(value):
-    return tuple(_tuple(v) for v in value) if isinstance(value, list) else value
-
-
 @dataclass(frozen=True)
 class FolderPage(Output):
     """The listing of a folder that has no source of its own (the home page among them)."""
@@ -244,7 +247,7 @@ class FolderPage(Output):
                 title, summary = site.folder_title(lang, folder)
                 yield language.prefix + folder.url, cls(
                     lang, language.digest, folder.url, title, summary, crumbs(site, lang, folder.url),
-                    children(site, lang, folder), _tuple(neighbours.get(folder.url)),
+                    children(site, lang, folder), neighbours.get(folder.url),
                 ), ""
 
     def render(self, site: Site) -> str:
