@@ -295,8 +295,71 @@ def write_atomically(path: Path, data: bytes) -> None:
 def builder_fingerprint() -> str:
     """What the builder itself is: its version, the bytes of its own modules and locales, the
     Python version and the versions of the libraries that shape the output. Any change to one of
-    them invalidates every cached entry."""
-    return fingerprint_of(Path(__file__).resolve().parent.parent, __version__)  # the whole labml_site package
+    them invalidates every cached entry.
+
+    Reading and hashing the package and asking for the libraries' versions costs more than a
+    one-file rebuild's own work, so the answer is remembered in the cache home by the metadata of
+    those files (`_fingerprint_key`), as the build's other file digests are."""
+    package = Path(__file__).resolve().parent.parent  # the whole labml_site package
+    key = _fingerprint_key(package)
+    home = cache_home()
+    memo = home / _FINGERPRINTS
+    usable = key is not None and cache_folder_problem(home) is None
+    known = _read_fingerprints(memo) if usable else {}
+    found = known.get(key) if key is not None else None
+    if found is None:
+        found = fingerprint_of(package, __version__)
+        if usable:
+            known[key] = found
+            with contextlib.suppress(OSError):
+                home.mkdir(parents=True, exist_ok=True, mode=0o700)
+                write_atomically(memo, "".join(f"{k} {v}\n" for k, v in list(known.items())[-_FINGERPRINTS_KEPT:]).encode())
+    return found
+
+
+_FINGERPRINTS = "fingerprints"  # in the cache home: a line per metadata key and its fingerprint (text: nothing to unpickle)
+_FINGERPRINTS_KEPT = 16  # (a few installs side by side; the oldest are forgotten)
+
+
+def _fingerprint_key(package: Path) -> str | None:
+    """A digest of what `fingerprint_of` reads, by metadata: the package's module and catalog
+    files (size, times, inode) and where each output library's module is and its file's metadata
+    (an upgrade rewrites it). None when a file changed moments ago, as a file digest would not be
+    trusted then either."""
+    parts: list[str] = [CACHE_FORMAT, __version__, sys.version]
+    recent = time.time_ns() - RACY_NS
+    for folder, dirs, names in os.walk(package):
+        dirs.sort()
+        for name in sorted(names):
+            if name.endswith((".py", ".po")):
+                path = os.path.join(folder, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    return None
+                if max(st.st_mtime_ns, st.st_ctime_ns) >= recent:
+                    return None
+                parts.append(f"{os.path.relpath(path, package)} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}")
+    for module in OUTPUT_MODULES:
+        found = sys.modules.get(module)
+        spec = getattr(found, "__spec__", None) if found is not None else importlib.util.find_spec(module)
+        origin = getattr(spec, "origin", None) or ""
+        try:
+            st = os.stat(origin) if origin else None
+        except OSError:
+            st = None
+        if st is not None and max(st.st_mtime_ns, st.st_ctime_ns) >= recent:
+            return None
+        parts.append(f"{module} {origin} " + (f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}" if st else "-"))
+    return digest(*parts)
+
+
+def _read_fingerprints(path: Path) -> dict[str, str]:
+    try:
+        text = read_regular(path, 64 * 1024).decode("utf-8")
+    except (OSError, UnsafeFile, UnicodeDecodeError):
+        return {}
+    return dict(line.split(" ", 1) for line in text.splitlines() if line.count(" ") == 1)
 
 
 def fingerprint_of(package: Path, version: str) -> str:
@@ -328,8 +391,12 @@ def value_digest(value: Any) -> str:
     `repr`, which normally carries the object's id: that can only make an output render again,
     never reuse a stale one.
     """
-    text = _ENCODER.encode(value)
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+    return hashlib.blake2b(value_text(value).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+
+def value_text(value: Any) -> str:
+    """What `value_digest` hashes: the value's deterministic serialization."""
+    return _ENCODER.encode(value)
 
 
 @lru_cache(maxsize=None)

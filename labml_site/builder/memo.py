@@ -161,6 +161,7 @@ def _value(value: Any) -> Any:
 # (stage, fingerprint) → its digest function, the two hashed once (every call's digest starts so)
 _HASHERS: dict[tuple[str, str], Callable[..., str]] = {}
 _LONG_LIVED: dict[Path, dict[str, Any]] = {}  # cache folder → results kept in memory only, for `serve`
+_DESCRIBED: dict[Path, dict[Any, str]] = {}  # cache folder → the last build's outputs → render digests
 
 
 @dataclass
@@ -172,12 +173,16 @@ class Memo:
     memory: dict[str, Any] = field(default_factory=dict)  # digest → result, for this build
     kept: dict[str, Any] | None = None  # digest → memory-only result, kept between `serve` builds
     touched: set[str] = field(default_factory=set)
+    # `serve`: (the last build's outputs → their render digests, this build's so far)
+    described: tuple[dict[Any, str], dict[Any, str]] | None = None
 
     @classmethod
     def open(cls, out: Path, enabled: bool = True, keep_in_memory: bool = False) -> "Memo":
         cache = BuildCache.open(Path(out).resolve(), enabled=enabled, keep_in_memory=keep_in_memory)
-        kept = _LONG_LIVED.setdefault(cache.root, {}) if keep_in_memory and cache.enabled else None
-        return cls(cache, kept=kept)
+        long_lived = keep_in_memory and cache.enabled
+        kept = _LONG_LIVED.setdefault(cache.root, {}) if long_lived else None
+        described = (_DESCRIBED.get(cache.root, {}), {}) if long_lived else None
+        return cls(cache, kept=kept, described=described)
 
     # -- digests ---------------------------------------------------------------------------------
 
@@ -227,10 +232,28 @@ class Memo:
         return not value.files or unchanged(value.files, value.digest)
 
     def output_digest(self, kind: Any) -> str:
-        """The render digest of an output (a frozen dataclass of everything it is made of)."""
+        """The render digest of an output (a frozen dataclass of everything it is made of). A
+        long-lived process (`serve`) knows the last build's outputs by value: most of a rebuild's
+        outputs equal those of the build before, and comparing them costs less than hashing."""
         if not is_dataclass(kind):
             raise TypeError("an output is described by a dataclass of its inputs")
-        return store.digest("output", _identity(type(kind)), self.fingerprint, store.value_digest(kind))
+        if self.described is not None:
+            try:
+                found = self.described[0].get(kind)
+            except TypeError:  # (a field that cannot be hashed: a list or a dict)
+                return self._output_digest(kind)
+            if found is None:
+                found = self._output_digest(kind)
+            self.described[1][kind] = found
+            return found
+        return self._output_digest(kind)
+
+    def _output_digest(self, kind: Any) -> str:
+        identity, fingerprint = _identity(type(kind)), self.fingerprint
+        hasher = _HASHERS.get(("output", identity, fingerprint))
+        if hasher is None:
+            hasher = _HASHERS[("output", identity, fingerprint)] = store.digest_after("output", identity, fingerprint)
+        return hasher(store.value_text(kind))
 
     def build_digest(self, *parts: Any) -> str:
         """One digest of every input of the build (for the nothing-changed record)."""
@@ -352,3 +375,5 @@ class Memo:
         if self.kept is not None:
             for digest in [d for d in self.kept if d not in self.touched]:
                 del self.kept[digest]
+        if self.described is not None:
+            _DESCRIBED[self.cache.root] = self.described[1]  # (only this build's: bounded by the site)

@@ -102,6 +102,7 @@ class Prepared:
     is_index: dict[str, bool] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)  # about the inputs (a translation found by case)
     translations: TreeListing | None = None  # the translations folder as the build's snapshot saw it
+    by_case: dict[tuple[str, str], str] = field(default_factory=dict)  # (rel, lang) → its translation file, found by case
 
     def translation_file(self, rel: str, lang: str) -> str | None:
         """The translation file a page's text in `lang` was made from (None: the base language)."""
@@ -352,6 +353,7 @@ def _text_jobs(prepared: Prepared, memo: Memo, config: BuildConfig, file: Source
             catalog, found_by_case = resolve_translation_file(translations, file.base, lang, prepared.translations)
             if found_by_case is not None:
                 prepared.findings.append(found_by_case)
+                prepared.by_case[(file.rel, lang)] = catalog
             catalog_in = memo.files(_catalog_files(catalog, lang), catalog)
         inputs = _text_inputs(prepared, memo, file.rel, lang, catalog_in, translations, markers[lang], page)
         text_digest = memo.digest(pipeline.localize_at, *inputs)

@@ -43,7 +43,7 @@ from ..render.text import local_page
 from . import cache_size, pipeline
 from .theme import Theme
 from ..translate import glossary, verdict
-from ..translate.catalog import Catalog, catalog_path
+from ..translate.catalog import Catalog
 from ..translate.verdict import tally
 from ..typeset import highlight
 from ..typeset.page import PageData
@@ -410,10 +410,9 @@ def _moved_by_case(translations_dir: Path, prepared: Prepared, langs: Iterable[s
     found: dict[str, str] = {}
     for page in prepared.files.values():
         for lang in langs:
-            path = Path(prepared.translation_file(page.rel, lang))
-            if path == catalog_path(translations_dir, page.base, lang):
+            if (page.rel, lang) not in prepared.by_case:
                 continue
-            rel = path.relative_to(translations_dir).as_posix()
+            rel = Path(prepared.by_case[(page.rel, lang)]).relative_to(translations_dir).as_posix()
             old_base = rel[: -len(f".{lang}.json")]
             old = posixpath.join(posixpath.dirname(old_base), "index.html") if page.is_index else old_base + ".html"
             if old != page.url:
