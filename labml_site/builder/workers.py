@@ -1,5 +1,6 @@
 """Worker processes: which start method is safe, and running a function over many items in
-forked children that inherit the parent's memory (the site's pages, already in it)."""
+forked children that inherit the parent's memory (the site's pages, already in it) and give back
+what each item's work freed."""
 from __future__ import annotations
 
 import ctypes
@@ -33,8 +34,8 @@ def pool_context():
 def _malloc_trim() -> Callable[[int], int] | None:
     try:
         return ctypes.CDLL(None).malloc_trim  # glibc
-    except (AttributeError, OSError):
-        return None  # (another C library: nothing to do)
+    except (AttributeError, OSError, TypeError):
+        return None  # (another C library: nothing to give back this way)
 
 
 def _start_child() -> None:
