@@ -54,6 +54,16 @@ def test_call_computes_once_then_finds_it_in_every_tier(memo, tmp_path, monkeypa
     assert fresh.call(_count_words, "one two three", counter="analysed") == 3 and fresh.stats.analysed == 0
 
 
+def test_forgetting_drops_from_memory_what_was_found_or_computed_meanwhile(memo):
+    memo.call(_count_words, "before the block")
+    with memo.forgetting():
+        memo.call(_count_words, "in the block", counter="analysed")
+        assert memo.digest(_count_words, "in the block") in memo.memory
+    assert memo.digest(_count_words, "before the block") in memo.memory
+    assert memo.digest(_count_words, "in the block") not in memo.memory
+    assert memo.call(_count_words, "in the block", counter="analysed") == 3 and memo.stats.analysed == 1  # (from the store)
+
+
 def test_a_damaged_entry_is_a_miss(memo, tmp_path):
     memo.call(_count_words, "x y")
     digest = memo.digest(_count_words, "x y")

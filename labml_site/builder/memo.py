@@ -323,6 +323,18 @@ class Memo:
         else:
             self.cache.put(digest, stored(value) if stored else value)
 
+    @contextlib.contextmanager
+    def forgetting(self) -> Iterator[None]:
+        """What is found or computed meanwhile stays in this build's memory only until the end:
+        a render worker goes through whole groups of outputs (a page's, a folder's), none of
+        which needs another group's results, and would otherwise hold every page it loaded."""
+        known = set(self.memory)
+        try:
+            yield
+        finally:
+            for digest in [d for d in self.memory if d not in known]:
+                del self.memory[digest]
+
     def took(self, digest: str, value: Any, in_store: bool = True) -> None:
         """A result a worker process computed (and, `in_store`, stored): kept in memory when
         it came back, and kept in the store (a long-lived process has it in memory)."""

@@ -13,6 +13,7 @@ One build's production holds:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,7 +130,11 @@ class Production:
         def produce_into(rels: list[str]) -> tuple[dict[str, int], tuple[str, tuple[str, ...]]]:
             before = dataclasses.asdict(self.stats)
             self.memo.cache.store.start_batch()  # what the task caches (its pages' links) goes in one file
-            write_outputs({rel: utf8(self.outputs[rel].produce()) for rel in rels}, into)
+            made: dict[str, bytes] = {}
+            for _, group in itertools.groupby(rels, key=lambda rel: self.outputs[rel].group):
+                with self.memo.forgetting():  # (a group needs nothing the one before loaded)
+                    made.update((rel, utf8(self.outputs[rel].produce())) for rel in group)
+            write_outputs(made, into)
             pack = self.memo.cache.store.end_batch()
             after = dataclasses.asdict(self.stats)
             return {name: after[name] - before[name] for name in _COUNTERS}, pack
