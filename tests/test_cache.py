@@ -300,6 +300,34 @@ def test_fingerprint_covers_version_and_source_files(tmp_path):
     assert build_cache.BuildCache.open(tmp_path / "site").fingerprint == build_cache.builder_fingerprint()
 
 
+def test_the_fingerprint_is_remembered_by_its_files_metadata(tmp_path, monkeypatch):
+    package, home = tmp_path / "pkg", tmp_path / "home"
+    shutil.copytree(Path(build_cache.__file__).parent.parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    computed = []
+    real = build_cache.fingerprint_of
+    monkeypatch.setattr(build_cache, "fingerprint_of", lambda *a: computed.append(a) or real(*a))
+    # Files written moments ago are not vouched for by their metadata: computed, not remembered.
+    first = build_cache.remembered_fingerprint(package, "1.0", home)
+    assert first == real(package, "1.0") and len(computed) == 1 and not (home / build_cache.FINGERPRINTS).exists()
+    monkeypatch.setattr(build_cache, "RACY_NS", 0)
+    assert build_cache.remembered_fingerprint(package, "1.0", home) == first and len(computed) == 2
+    assert build_cache.remembered_fingerprint(package, "1.0", home) == first and len(computed) == 2  # remembered
+    assert build_cache.remembered_fingerprint(package, "1.1", home) != first and len(computed) == 3
+    # An edit changes the file's metadata, so the package is read again.
+    edit(package / "render/localize.py", "def localize(", "def localize(  ")
+    edited = build_cache.remembered_fingerprint(package, "1.0", home)
+    assert edited != first and edited == real(package, "1.0")
+    # What is remembered is text, a line per key, and a damaged memo is only a miss.
+    lines = (home / build_cache.FINGERPRINTS).read_text().splitlines()
+    assert len(lines) == 3 and all(len(line.split(" ")) == 2 for line in lines)
+    (home / build_cache.FINGERPRINTS).write_bytes(b"\xff\xfe garbage")
+    assert build_cache.remembered_fingerprint(package, "1.0", home) == edited
+    # `labml-site cache --clear` forgets them.
+    from labml_site.builder import cache_size
+    cache_size.clear(home)
+    assert not (home / build_cache.FINGERPRINTS).exists()
+
+
 # ---------------------------------------------------------------------------------------------
 # Pages that show other pages' titles, and linked code
 

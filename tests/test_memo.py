@@ -108,3 +108,31 @@ def test_every_stage_of_a_real_build_declares_what_it_reads(tmp_path, monkeypatc
     assert result.ok and result.stats.analysed > 0 and result.stats.localized > 0
     sections = json.loads((tmp_path / "site" / "zh" / "annotated_attention" / "index.sections.json").read_text(encoding="utf-8"))
     assert sections["lang"] == "zh" and sections["sections"]
+
+
+def test_a_long_lived_process_knows_outputs_by_value_with_the_same_digests(tmp_path, monkeypatch):
+    from dataclasses import dataclass
+
+    from labml_site.render.outputs.base import Output
+
+    @dataclass(frozen=True)
+    class Shown(Output):
+        title: str
+        crumbs: tuple
+        extra: object = None
+
+    monkeypatch.setenv("LABML_SITE_CACHE_DIR", str(tmp_path / "cache"))
+    once = Memo.open(tmp_path / "site")
+    first = Memo.open(tmp_path / "site", keep_in_memory=True)
+    a, b = Shown("A", ("x", ("y", 1))), Shown("B", ("x", ("y", 1)))
+    assert first.output_digest(a) == once.output_digest(a) != once.output_digest(b)
+    first.finish(tmp_path / "site", set())
+    served = Memo.open(tmp_path / "site", keep_in_memory=True)  # the next build of `serve`
+    assert Shown("A", ("x", ("y", 1))) in served.described[0]  # known from the build before
+    assert served.output_digest(Shown("A", ("x", ("y", 1)))) == once.output_digest(a)
+    assert served.output_digest(Shown("A", ("x", ("y", 2)))) == once.output_digest(Shown("A", ("x", ("y", 2)))) != once.output_digest(a)
+    # A field that cannot be hashed is hashed by value, as elsewhere.
+    assert served.output_digest(Shown("A", (), {"k": [1]})) == once.output_digest(Shown("A", (), {"k": [1]}))
+    # Only the last build's outputs are remembered.
+    served.finish(tmp_path / "site", set())
+    assert set(Memo.open(tmp_path / "site", keep_in_memory=True).described[0]) == {Shown("A", ("x", ("y", 1))), Shown("A", ("x", ("y", 2)))}

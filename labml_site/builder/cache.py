@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import os
 import pickle
@@ -295,20 +296,21 @@ def write_atomically(path: Path, data: bytes) -> None:
 def builder_fingerprint() -> str:
     """What the builder itself is: its version, the bytes of its own modules and locales, the
     Python version and the versions of the libraries that shape the output. Any change to one of
-    them invalidates every cached entry.
+    them invalidates every cached entry."""
+    return remembered_fingerprint(Path(__file__).resolve().parent.parent, __version__, cache_home())  # the whole labml_site package
 
-    Reading and hashing the package and asking for the libraries' versions costs more than a
-    one-file rebuild's own work, so the answer is remembered in the cache home by the metadata of
-    those files (`_fingerprint_key`), as the build's other file digests are."""
-    package = Path(__file__).resolve().parent.parent  # the whole labml_site package
-    key = _fingerprint_key(package)
-    home = cache_home()
-    memo = home / _FINGERPRINTS
+
+def remembered_fingerprint(package: Path, version: str, home: Path) -> str:
+    """`fingerprint_of`, remembered in the cache home `home` by the metadata of what it reads
+    (`_fingerprint_key`), as the build's file digests are: reading and hashing the package and
+    asking for the libraries' versions costs more than a one-file rebuild's own work."""
+    key = _fingerprint_key(package, version)
+    memo = home / FINGERPRINTS
     usable = key is not None and cache_folder_problem(home) is None
     known = _read_fingerprints(memo) if usable else {}
     found = known.get(key) if key is not None else None
     if found is None:
-        found = fingerprint_of(package, __version__)
+        found = fingerprint_of(package, version)
         if usable:
             known[key] = found
             with contextlib.suppress(OSError):
@@ -317,18 +319,18 @@ def builder_fingerprint() -> str:
     return found
 
 
-_FINGERPRINTS = "fingerprints"  # in the cache home: a line per metadata key and its fingerprint (text: nothing to unpickle)
+FINGERPRINTS = "fingerprints"  # in the cache home: a line per metadata key and its fingerprint (text: nothing to unpickle)
 _FINGERPRINTS_KEPT = 16  # (a few installs side by side; the oldest are forgotten)
 
 
-def _fingerprint_key(package: Path) -> str | None:
+def _fingerprint_key(package: Path, version: str) -> str | None:
     """A digest of what `fingerprint_of` reads, by metadata: the package's module and catalog
     files (size, times, inode) and where each output library's module is and its file's metadata
     (an upgrade rewrites it). None when a file changed moments ago, as a file digest would not be
     trusted then either."""
-    parts: list[str] = [CACHE_FORMAT, __version__, sys.version]
+    parts: list[str] = [CACHE_FORMAT, version, sys.version]
     recent = time.time_ns() - RACY_NS
-    for folder, dirs, names in os.walk(package):
+    for folder, dirs, names in os.walk(package, followlinks=True):  # (as fingerprint_of's rglob)
         dirs.sort()
         for name in sorted(names):
             if name.endswith((".py", ".po")):

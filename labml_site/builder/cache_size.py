@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cache import cache_dir_for, cache_folder_problem, cache_home
+from .cache import FINGERPRINTS, cache_dir_for, cache_folder_problem, cache_home
 
 DEFAULT_MAX_BYTES = 1_000_000_000
 MAX_ENV = "LABML_SITE_CACHE_MAX"
@@ -289,9 +289,12 @@ def _sweep_trash(home: Path) -> None:
 
 
 def clear(home: Path | None = None) -> tuple[int, int]:
-    """Remove every cache folder no build holds: (removed, left because in use)."""
+    """Remove every cache folder no build holds: (removed, left because in use). The remembered
+    builder fingerprints go too (the next build reads the package again)."""
     home = home or cache_home()
     _sweep_trash(home)
+    with contextlib.suppress(OSError):
+        (home / FINGERPRINTS).unlink()
     removed = busy = 0
     for f in folders(home):
         if remove(f.path):
