@@ -38,6 +38,7 @@ from ..render.i18n import language_name, text_direction
 from ..render.localize import LocalPage
 from ..read.redirects import REDIRECTS_FILE, case_sensitive, load_redirects
 from ..render.outputs import Language, Output, kinds
+from ..render.outputs.programs import prose_markdown
 from ..render.redirect import Redirect, plan_redirects
 from ..render.text import local_page
 from . import cache_size, pipeline
@@ -217,6 +218,13 @@ class _Site:
         """The page in `lang` around its analysis as the cache has it (for outputs that show no
         linked code: they need not wait for the links, which other pages change)."""
         return self.memo.call(local_page, page_input(self.prepared, self.memo, rel), lang, self._text_input(rel, lang), keep="memory")
+
+    def markdown_prose(self, rel: str, lang: str) -> list[str]:
+        """A page's prose in `lang` as Markdown, section by section (for a translation's
+        notebooks), kept in memory: `serve` makes a folder's script again for one page's edit."""
+        inputs = (page_input(self.prepared, self.memo, rel), lang, self._text_input(rel, lang))
+        local = Input(self.memo.digest(local_page, *inputs), lambda: self.unlinked_local(rel, lang))
+        return self.memo.call(prose_markdown, local, lang == self.config.base_lang, keep="memory", valid=list)
 
     def analysis(self, rel: str) -> PageData:
         return load_page(self.prepared, self.memo, rel)

@@ -53,7 +53,7 @@ class PageMarkdown(Output):
 
     def render(self, site: Site) -> str:
         local = site.unlinked_local(self.rel, self.lang)
-        prose = prose_markdown(local, self.lang == self.base_lang)
+        prose = site.markdown_prose(self.rel, self.lang)
         code = "python" if local.data.is_python else ""
         return markdown.page_markdown(local.title, local.data.url, list(zip(prose, (s.code for s in local.data.sections))), code)
 

@@ -12,7 +12,6 @@ from ...read.structure import ORIGINALS_FOLDER, Folder, SourceFile
 from .. import notebooks, search_index
 from ..localize import section_html
 from .base import Output, Site
-from .programs import prose_markdown
 
 
 def originals_path(folder: str) -> str:
@@ -130,7 +129,7 @@ class MarkdownScript(Output):
         bytes are in the page's `NotebookFigures` script)."""
         found = {}
         for rel, url, _, figures in self.pages:
-            prose = prose_markdown(site.unlinked_local(rel, self.lang), self.lang == self.base_lang)
+            prose = site.markdown_prose(rel, self.lang)
             if figures:
                 embedded = site.notebook_attachments(rel, self.lang).by_asset()
                 prose = [notebooks.embed_figures(text, rel, embedded)[0] for text in prose]
