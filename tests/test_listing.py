@@ -77,3 +77,28 @@ def test_a_folder_the_walk_could_not_list_makes_the_listing_ask_the_disk() -> No
     assert listing.exists("gone.zh.json") is None and listing.files_by_case("A.zh.json") is None
     assert snapshot.listing("source") is None  # (not walked)
     assert snapshot.file_stats() == {"/tr/a.zh.json": (2, 0, 0, 1)}
+
+
+def _discovered(files) -> tuple:
+    return ([(p.rel, str(p.path), p.url, p.is_index) for p in files.pages], sorted((a.rel, str(a.path)) for a in files.assets.values()),
+            sorted((f.rel, f.index.rel if f.index else None, [p.rel for p in f.pages], list(f.subfolders)) for f in files.folders.values()),
+            [f.format() for f in files.findings])
+
+
+def test_discovery_from_the_listing_is_the_disk_s(tmp_path: Path) -> None:
+    config = _tree(tmp_path)
+    (config.source / "fig.png").write_bytes(b"png")
+    (config.source / "model.pt").write_bytes(b"weights")  # skipped by its suffix
+    (config.source / ".hidden.py").write_text("x = 1\n")
+    (config.source / "__pycache__").mkdir()
+    (config.source / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"")
+    listing = take_snapshot(config).listing("source")
+    assert _discovered(discover(config.source, LANGS, "en", listing)) == _discovered(discover(config.source, LANGS, "en"))
+    # What the disk walk would report (a link, a name that cannot be published, an oversized page)
+    # is left to it, so the findings and their order are the disk's.
+    (config.source / "link.py").symlink_to(config.source / "a.py")
+    (config.source / "bad\u202ename.py").write_text("x = 1\n")
+    (config.source / "big.md").write_bytes(b"#" * (4 * 1024 * 1024 + 1))
+    listing = take_snapshot(config).listing("source")
+    with_listing = _discovered(discover(config.source, LANGS, "en", listing))
+    assert with_listing == _discovered(discover(config.source, LANGS, "en")) and len(with_listing[3]) == 3

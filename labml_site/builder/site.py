@@ -539,7 +539,7 @@ def _build(config: BuildConfig, production: Production, snapshot: Snapshot, star
         report.add(Finding("warning", "cache-refused", f"the build cache is not used: {memo.cache.refused}; "
                            "make the folder yours and private (chmod 700), or set LABML_SITE_CACHE_DIR to one that is"))
     # 1. The source tree: what becomes which page (links, FIFOs and colliding outputs left out).
-    files = discover(config.source, config.langs, config.base_lang)
+    files = discover(config.source, config.langs, config.base_lang, snapshot.listing("source"))
     report.extend(files.findings)
     theme = Theme(config.templates, production.compiled_templates)
     languages: dict[str, tuple[str, str]] = {}

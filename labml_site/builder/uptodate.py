@@ -33,8 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..findings import Finding, Report
-from ..read.listing import TreeListing
-from ..read.structure import SKIPPED_DIRS
+from ..read.listing import SKIPPED_DIRS, TreeListing
 from ..read.safe_files import UnsafeFile, read_regular
 from .cache import MISS, OUTPUT_MODULES, RACY_NS, BuildStats, FileDigests, cache_dir_for, cache_folder_problem, cache_home, load_record
 from .cache_size import note_use
@@ -67,14 +66,16 @@ class Snapshot:
         """What the walk of one root saw (None: it was not walked)."""
         if root_name not in dict(self.roots):
             return None
-        modes, complete = {}, True
+        modes, sizes, complete = {}, {}, True
         for entry in self.entries:
             if entry[0] == root_name:
                 if isinstance(entry[2], int):
                     modes[entry[1]] = entry[2]
+                    if len(entry) == 7:
+                        sizes[entry[1]] = entry[3]
                 else:
                     complete = False  # ("unlisted" or "unreadable")
-        return TreeListing(modes, complete)
+        return TreeListing(modes, complete, sizes)
 
     def file_stats(self) -> dict[str, tuple[int, int, int, int]]:
         """path → (size, mtime_ns, ctime_ns, inode) of every regular file walked, the path spelled

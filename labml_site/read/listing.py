@@ -11,8 +11,8 @@ from __future__ import annotations
 import stat
 from dataclasses import dataclass, field
 
-from .structure import SKIPPED_DIRS
-
+# Folders an author never means to publish (nor a build to read: no walk looks inside).
+SKIPPED_DIRS = {"__pycache__", "node_modules", ".git", ".ipynb_checkpoints", "checkpoints"}
 _SKIPPED_FOLDED = frozenset(name.casefold() for name in SKIPPED_DIRS)
 
 
@@ -23,6 +23,7 @@ class TreeListing:
 
     modes: dict[str, int]
     complete: bool = True
+    sizes: dict[str, int] = field(default_factory=dict)  # rel → size of every regular file
     _folded: dict[str, list[str]] | None = field(default=None, repr=False)
 
     def _answerable(self, rel: str) -> bool:

@@ -29,11 +29,10 @@ from typing import Iterable
 from urllib.parse import quote
 
 from ..findings import Finding
+from .listing import SKIPPED_DIRS, TreeListing
 from .safe_files import kind_of
 
 PAGE_SUFFIXES = (".py", ".md")
-# Folders an author never means to publish.
-SKIPPED_DIRS = {"__pycache__", "node_modules", ".git", ".ipynb_checkpoints", "checkpoints"}
 SKIPPED_SUFFIXES = {".pyc", ".pyo", ".ipynb", ".pt", ".pth", ".ckpt"}
 INDEX_NAMES = ("__init__.py", "readme.md")  # in order of preference
 # A page's source is read whole (and published for "View source"): far above any real page.
@@ -142,6 +141,26 @@ def shown_path(path: Path | str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
+def _listed(source_dir: Path, listing: TreeListing) -> list[Path] | None:
+    """`_walk`'s files, from a listing of the folder that holds nothing `_walk` would report
+    (None otherwise, and the disk is walked: what it reports, and in its order, is the disk's)."""
+    if not listing.complete:
+        return None
+    files: list[Path] = []
+    for rel, mode in listing.modes.items():
+        if bad_name(rel.rpartition("/")[2]):  # (a folder's name is checked as its own entry)
+            return None
+        if stat.S_ISDIR(mode):
+            continue
+        suffix = posixpath.splitext(rel)[1]
+        if suffix in SKIPPED_SUFFIXES:
+            continue
+        if not stat.S_ISREG(mode) or (suffix in PAGE_SUFFIXES and listing.sizes.get(rel, 0) > MAX_SOURCE_BYTES):
+            return None
+        files.append(source_dir / rel)
+    return sorted(files)
+
+
 def _walk(source_dir: Path, findings: list[Finding]) -> list[Path]:
     """Every regular file under `source_dir` whose path is visible, looked at with `lstat` only:
     links (to files or folders) are never followed, and anything but a regular file or a folder
@@ -195,18 +214,21 @@ def _walk(source_dir: Path, findings: list[Finding]) -> list[Path]:
     return sorted(files)
 
 
-def discover(source_dir: Path, langs: Iterable[str] = (), base_lang: str | None = None) -> SiteFiles:
+def discover(source_dir: Path, langs: Iterable[str] = (), base_lang: str | None = None, listing: TreeListing | None = None) -> SiteFiles:
     """Every page, asset and folder under `source_dir`, in a stable (sorted) order.
 
     Links, FIFOs, devices, sockets and oversize sources are left out and reported in `findings`.
     With `langs` (every language of the build, the base one included; `base_lang`: default the
     first), output paths that would collide are reported too and the file that would overwrite
-    another output is left out (`output_collisions`)."""
+    another output is left out (`output_collisions`). `listing`: the folder as the build's walk
+    saw it (the disk is walked only when that leaves something to report)."""
     source_dir = Path(source_dir)
     if not source_dir.is_dir():
         raise FileNotFoundError(f"source folder {source_dir} does not exist: pass --source DIR")
     findings: list[Finding] = []
-    files = _walk(source_dir, findings)
+    files = _listed(source_dir, listing) if listing is not None else None
+    if files is None:
+        files = _walk(source_dir, findings)
     by_folder: dict[str, list[tuple[PurePosixPath, Path]]] = {}
     assets: dict[str, Asset] = {}
     for path in files:
