@@ -1,6 +1,7 @@
 """Section prose to translation keys (labml_site.read.prose)."""
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -249,6 +250,51 @@ def test_fill_puts_rendered_html_back_by_number_even_when_reordered():
 def test_fill_raises_for_a_number_without_rendering():
     with pytest.raises(IndexError):
         fill(P(2), ["only one"])
+
+
+def _fill_by_scan(html_: str, rendered: list[str]) -> str:
+    """`fill` as it was written first, match by match and character by character: the reference
+    its one-split form is checked against."""
+    out, last = [], 0
+    for m in PLACEHOLDER_RE.finditer(html_):
+        n = int(m.group(1))
+        if n >= len(rendered):
+            raise IndexError(f"placeholder {n} has no rendering (only {len(rendered)} given)")
+        out.append(html_[last:m.start()])
+        last = stop = m.end()
+        while stop < len(html_) and html_[stop] in prose._CLOSING_PUNCTUATION:
+            stop += 1
+        if stop > last and rendered[n].startswith("<math") and 'display="inline"' in rendered[n][:120]:
+            out.append(f'<span class="nowrap">{rendered[n]}{html_[last:stop]}</span>')
+            last = stop
+        else:
+            out.append(rendered[n])
+    out.append(html_[last:])
+    return "".join(out)
+
+
+_INLINE = '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline"><mi>x</mi></math>'
+_BLOCK = '<math xmlns="http://www.w3.org/1998/Math/MathML" display="block"><mi>y</mi></math>'
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from([P(0), P(1), P(2), P(3), ".", "。", "…", ")", ",", "x", " ", "<p>", "</p>", "_^_", "\n",
+                                 "<span translate=no>_^_9_^_</span>", "<span translate=no>_^_", "％", "%"]), max_size=12))
+def test_fill_equals_the_scan_it_replaces(parts):
+    text = "".join(parts)
+    rendered = [_INLINE, "<code>c</code>", _BLOCK, _INLINE + "."]
+    try:
+        expected = _fill_by_scan(text, rendered)
+    except IndexError as e:
+        with pytest.raises(IndexError, match=re.escape(str(e))):
+            fill(text, rendered)
+        return
+    assert fill(text, rendered) == expected
+
+
+def test_fill_keeps_inline_math_and_the_punctuation_after_it_together():
+    assert fill(f"<p>{P(0)}.)。 and {P(1)}.</p>", [_INLINE, _BLOCK]) == \
+        f'<p><span class="nowrap">{_INLINE}.)。</span> and {_BLOCK}.</p>'
 
 
 def test_placeholder_block_property():

@@ -24,6 +24,7 @@ from labml_site.read.sections import Section
 from labml_site.read import markup
 from labml_site.translate.checks import check_entry
 from labml_site.translate.files import parse_translation_bytes
+from labml_site.typeset import page as typeset_page
 from labml_site.typeset.page import script_capable_markup
 
 KEY = '<p>Divide <span translate=no>_^_0_^_</span> by <a href="x.html">two</a>.</p>\n'
@@ -286,3 +287,19 @@ def test_fences_and_environments_match_the_old_search(parts):
     text = "".join(parts)
     lines = prose.ProseLines(text, tuple(range(1, text.count("\n") + 2)))
     assert prose._special_blocks(text, lines) == _old_special_blocks(text, lines)
+
+
+@SMALL
+@given(st.lists(st.sampled_from([
+    "<", "/", " ", "\t", "\n", "SCRIPT", "script", "ScRiPt", "<Link", "base", "x", ">", "=", '"', "'", "\x01",
+    " on", "ONCLICK", "OnLoad", "HREF", "href", "Src", "SRCSET", "xlink:HREF", "JavaScript", "jAvA\tscript",
+    ":", "&", "&#58;", "//", "\\", "1", "é", "İ", "ı", "ſ", "\u212a", "K", "S", "I",
+]), max_size=14))
+@example(["<", "SCRIPT", ">"])
+@example([" ", "ONCLICK", "="])
+@example(["HREF", "=", '"', "jAvA\tscript", ":"])
+@example(["<", "ſ", "cript"])  # not ASCII: the case-insensitive pattern reads it (ſ is an s to it)
+@example(["<", "lin", "\u212a"])  # the Kelvin sign is a k to it
+def test_the_risky_markup_filter_on_lowercase_ascii_matches_the_case_insensitive_pattern(parts):
+    text = "".join(parts)
+    assert typeset_page._risky(text) == (typeset_page._RISKY_RE.search(text) is not None)

@@ -33,7 +33,7 @@ from itertools import accumulate
 from pathlib import PurePath
 from typing import Callable, Sequence
 
-from .markup import PLACEHOLDER_RE, placeholder
+from .markup import PLACEHOLDER_MARK, PLACEHOLDER_PATTERN, PLACEHOLDER_RE, placeholder
 from .rules import BLOCK_RULES, INLINE_RULES, LINE_RULES, Placeholder, kept_text, placeholder_rules_by_trigger
 from .sections import Section
 
@@ -679,25 +679,29 @@ def page_title(meta: dict[str, str], sections: Sequence[Section], path: str) -> 
 # and the text after it (an atomic inline: UAX #14 class CB, breakable on both sides), so "$x$."
 # could put the full stop at the start of the next line.
 _CLOSING_PUNCTUATION = frozenset(".,;:!?)]}»”’…%。，、；：！？）」』】〉》")
+# A placeholder (group 1: its number) and the run of closing punctuation right after it (group 2,
+# maybe empty; the next placeholder starts with "<", so a run never reaches into it).
+_FILLED_RE = re.compile(PLACEHOLDER_PATTERN + "([" + re.escape("".join(sorted(_CLOSING_PUNCTUATION))) + "]*)")
 
 
 def fill(html_: str, rendered: Sequence[str]) -> str:
     """Put rendered HTML back for each placeholder, by number (translations may reorder them).
-    Inline math and the closing punctuation right after it are kept on one line."""
-    out: list[str] = []
-    last = 0
-    for m in PLACEHOLDER_RE.finditer(html_):
-        n = int(m.group(1))
-        if n >= len(rendered):
-            raise IndexError(f"placeholder {n} has no rendering (only {len(rendered)} given)")
-        out.append(html_[last:m.start()])
-        last = stop = m.end()
-        while stop < len(html_) and html_[stop] in _CLOSING_PUNCTUATION:
-            stop += 1
-        if stop > last and rendered[n].startswith("<math") and 'display="inline"' in rendered[n][:120]:
-            out.append(f'<span class="nowrap">{rendered[n]}{html_[last:stop]}</span>')
-            last = stop
+    Inline math and the closing punctuation right after it are kept on one line.
+
+    One split (text, number, punctuation, text, …), not a scan match by match and character by
+    character: it is called for every block of every page in every language."""
+    if PLACEHOLDER_MARK not in html_:
+        return html_
+    parts = _FILLED_RE.split(html_)
+    count = len(rendered)
+    for i in range(1, len(parts), 3):
+        n = int(parts[i])
+        if n >= count:
+            raise IndexError(f"placeholder {n} has no rendering (only {count} given)")
+        shown = rendered[n]
+        if parts[i + 1] and shown.startswith("<math") and 'display="inline"' in shown[:120]:
+            parts[i] = f'<span class="nowrap">{shown}{parts[i + 1]}</span>'
+            parts[i + 1] = ""
         else:
-            out.append(rendered[n])
-    out.append(html_[last:])
-    return "".join(out)
+            parts[i] = shown
+    return "".join(parts)

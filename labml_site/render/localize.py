@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 from ..findings import Finding
@@ -44,13 +45,22 @@ BlockText = tuple[str, str]
 @dataclass(frozen=True)
 class LocalSection:
     id: str
-    prose_html: str
     code_html: str
     code_start: int
     code_end: int
     translated: bool  # every block of this section is in the reader's language (shown)
     has_prose: bool
     texts: tuple[BlockText, ...] = ()  # what prose_html is made of (`section_html`), per block
+    blocks: tuple[BlockData, ...] = ()  # the page's blocks of this section, which `texts` fill
+    marker: str = ""  # "Not yet translated" in the page's language
+    alts: tuple[tuple[str, str], ...] = ()  # the page's image alt texts → their translations
+
+    @cached_property
+    def prose_html(self) -> str:
+        """The section's prose in its language (`section_html`), made when first read: the
+        outputs that read a page's blocks and texts alone (its notebook's Markdown) never
+        need it."""
+        return section_html(self.blocks, self.texts, self.marker, dict(self.alts) if self.alts else None)
 
 
 @dataclass
@@ -164,7 +174,7 @@ def localize(page: PageData, lang: str, catalog: Catalog | None, marker: str) ->
         sections = []
         for s in page.sections:
             texts = (("english", ""),) * len(s.blocks)
-            sections.append(LocalSection(s.id, section_html(s.blocks, texts, marker), s.code_html, s.code_start, s.code_end, True, s.has_prose, texts))
+            sections.append(LocalSection(s.id, s.code_html, s.code_start, s.code_end, True, s.has_prose, texts, s.blocks, marker))
         entries = dict.fromkeys([page.title, page.summary, *(b.key for s in page.sections for b in s.blocks), *_alt_keys(page)])
         counts = {state: 0 for state in tally(())} | {"translated": len([k for k in entries if k])}
         return LocalPage(page, lang, page.title, page.summary, sections, counts, [])
@@ -179,6 +189,7 @@ def localize(page: PageData, lang: str, catalog: Catalog | None, marker: str) ->
         return plain_text(found.html) if found.shown and found.html else key
 
     alts = _alts(page, catalog)
+    alt_items = tuple(alts.items())
     sections = []
     for s in page.sections:
         texts: list[BlockText] = []
@@ -187,8 +198,7 @@ def localize(page: PageData, lang: str, catalog: Catalog | None, marker: str) ->
             findings.extend(found.findings)
             texts.append((found.state, found.html if found.shown and found.html is not None else ""))
         translated = all(status in SHOWN for status, _ in texts)
-        html_ = section_html(s.blocks, tuple(texts), marker, alts)
-        sections.append(LocalSection(s.id, html_, s.code_html, s.code_start, s.code_end, translated, s.has_prose, tuple(texts)))
+        sections.append(LocalSection(s.id, s.code_html, s.code_start, s.code_end, translated, s.has_prose, tuple(texts), s.blocks, marker, alt_items))
     title, summary = text(page.title), text(page.summary)
     for key in _alt_keys(page):
         if key not in verdicts:

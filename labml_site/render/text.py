@@ -9,7 +9,7 @@ from typing import Iterable
 from ..findings import Finding
 from ..typeset.page import PageData
 from . import search_index
-from .localize import BlockText, LocalPage, LocalSection, section_html
+from .localize import BlockText, LocalPage, LocalSection
 
 
 @dataclass(frozen=True)
@@ -46,9 +46,8 @@ def local_text(page: LocalPage, catalog_findings: Iterable[Finding] = (), search
 
 def local_page(data: PageData, lang: str, text: LocalText) -> LocalPage:
     """The `LocalPage` that `localize` returns, rebuilt around (possibly linked) page data."""
-    alts = dict(text.alts)
     sections = [
-        LocalSection(s.id, section_html(s.blocks, texts, text.marker, alts), s.code_html, s.code_start, s.code_end, translated, s.has_prose, texts)
+        LocalSection(s.id, s.code_html, s.code_start, s.code_end, translated, s.has_prose, texts, s.blocks, text.marker, text.alts)
         for s, (texts, translated) in zip(data.sections, text.sections)
     ]
-    return LocalPage(data, lang, text.title, text.summary, sections, dict(text.counts), list(text.findings), alts)
+    return LocalPage(data, lang, text.title, text.summary, sections, dict(text.counts), list(text.findings), dict(text.alts))

@@ -261,7 +261,7 @@ def forget_paths() -> None:
     _HERE.clear()
 
 
-def glossary_path(folder: Path, lang: str) -> Path | None:
+def glossary_path(folder: str | Path, lang: str) -> Path | None:
     """The nearest `glossary.<lang>.json` or `.md` in `folder` or the folders above it. Asked for
     every entry of a file, so the answer is remembered: a glossary found is checked to be still
     there, and not outranked by a `.json` beside it, at each call; "none" is believed for two
@@ -310,7 +310,9 @@ def for_catalog(catalog_path: str | Path, lang: str) -> Glossary | None:
     """The glossary that applies to the translation file `catalog_path`."""
     if not catalog_path or not lang:
         return None
-    found = glossary_path(Path(catalog_path).parent, lang)
+    # (the folder as a string: asked twice for every entry judged, and a `Path` costs more than
+    # the rest of the answer; the folder's spelling only names the remembered answer)
+    found = glossary_path(os.path.dirname(os.fspath(catalog_path)), lang)
     return load(found, lang) if found is not None else None
 
 

@@ -304,14 +304,26 @@ _URL_ATTRIBUTES = frozenset(
 )
 _LOADING_ATTRIBUTES = frozenset({"src", "srcset", "data", "poster", "background", "lowsrc", "dynsrc", "codebase"})
 # Most prose holds none of this: the HTML parser reads only the blocks where this finds something
-# (one linear pass; no two quantifiers of it can read the same characters).
-_RISKY_RE = re.compile(
+# (one linear pass; no two quantifiers of it can read the same characters). Its letters are all
+# lowercase: `_risky` searches an ASCII fragment's lowercase copy with it, case-sensitively.
+_RISKY_PATTERN = (
     r"<[ \t\n/]*(?:script|iframe|frame|object|embed|applet|portal|svg|base|meta|link|style|form|noscript|template)\b"
     r"|[\s\"'/]on[a-z]+[\s/]*="
     r"|(?:href|src|action|formaction|data|poster|background|xlink:href|srcset|srcdoc|codebase|ping|lowsrc|dynsrc)\s*="
-    r"\s*(?:[\"'][\x00-\x20]*)?(?:[/\\&:]|[a-zA-Z0-9+.\-]+(?:[\t\n\r]+[a-zA-Z0-9+.\-]*)*[:&])",
-    re.IGNORECASE,
+    r"\s*(?:[\"'][\x00-\x20]*)?(?:[/\\&:]|[a-zA-Z0-9+.\-]+(?:[\t\n\r]+[a-zA-Z0-9+.\-]*)*[:&])"
 )
+_RISKY_RE = re.compile(_RISKY_PATTERN, re.IGNORECASE)
+_RISKY_LOWER_RE = re.compile(_RISKY_PATTERN)
+
+
+def _risky(fragment: str) -> bool:
+    """Whether `_RISKY_RE` finds something in `fragment`. Nearly all prose is ASCII, and in ASCII
+    text ignoring case is matching the lowercase copy (each letter of the pattern matches a
+    character exactly when it matches that character lowercased; nothing else changes): a
+    quarter of the time, where the case-insensitive search tries each name at each character."""
+    if fragment.isascii():
+        return _RISKY_LOWER_RE.search(fragment.lower()) is not None
+    return _RISKY_RE.search(fragment) is not None
 
 
 class _TagLister(HTMLParser):
@@ -328,7 +340,7 @@ class _TagLister(HTMLParser):
 def script_capable_markup(fragment: str) -> list[tuple[str, str]]:
     """What in this HTML can run script or load from elsewhere: (why, where: the start tag as
     written, and for a script URL also the Markdown link's "](url", NUL-separated)."""
-    if not _RISKY_RE.search(fragment):
+    if not _risky(fragment):
         return []
     lister = _TagLister()
     try:
