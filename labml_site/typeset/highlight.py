@@ -12,6 +12,7 @@ does not reproduce) and colours prose code blocks and inline spans.
 from __future__ import annotations
 
 import html
+import io
 import keyword
 import re
 import token
@@ -341,6 +342,8 @@ class _Classifier:
         elif kind == token.COMMENT:
             emit(("ch" if start == 0 and string.startswith("#!") and len(string) > 2 else "c1", string))
         elif kind == token.NUMBER:
+            if i and self.items[i - 1][0] == token.NUMBER and self.items[i - 1][2] == start:
+                raise _Unsupported(string)  # `024`: tokenize reads 0 and 24, Pygments one number
             self.pieces.extend(_number_pieces(string))
         elif kind == token.STRING:
             starts_line = start == line_start or self.text[line_start:start].isspace()
@@ -461,9 +464,19 @@ def highlight_inline(code: str) -> str:
     shell command line (`looks_like_shell`), shown plain."""
     if looks_like_shell(code):
         return f'<code class="shell">{html.escape(code, quote=False)}</code>'
-    lines = _tokens_to_lines(_lexer("python").get_tokens(code))
+    lines = _snippet_lines(code)
     body = " ".join(line for line in lines if line)
     return f'<code class="highlight">{body}</code>'
+
+
+def _snippet_lines(code: str) -> list[str]:
+    """`_tokens_to_lines` of PythonLexer's tokens of `code`: the classifier's, from tokenize's
+    tokens, where it reproduces them (a rebuild then needs no lexer for its prose's spans)."""
+    try:
+        lines = _lines_from_tokens(code, list(tokenize.generate_tokens(io.StringIO(code).readline)))
+    except (tokenize.TokenError, SyntaxError):  # not Python (an unclosed bracket, a stray indent)
+        lines = None
+    return lines if lines is not None else _tokens_to_lines(_lexer("python").get_tokens(code))
 
 
 def render_code(lines: Sequence[str], first_line: int) -> str:
