@@ -30,6 +30,8 @@ from functools import cache
 from pathlib import PurePath
 from typing import Iterable
 
+from .simple_yaml import simple_mapping
+
 
 @dataclass(frozen=True)
 class Section:
@@ -129,6 +131,9 @@ def _bounded_loader() -> type:
 
 def _load_yaml(body: str) -> tuple[object, dict[str, int]]:
     """The YAML document and, for a mapping, the 0-based line of each key in `body`."""
+    simple = simple_mapping(body, MAX_FRONT_MATTER_VALUES)  # `title: …` lines need no PyYAML
+    if simple is not None:
+        return simple
     yaml = pyyaml()
     loader = _bounded_loader()(body)
     try:
