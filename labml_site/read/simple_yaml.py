@@ -16,9 +16,6 @@ _LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):[ ]+([^ ].*)")
 _SPECIAL_START = frozenset("-?:,[]{}#&*!|>'\"%@`" "+.0123456789<=~")
 # Its booleans and nulls (YAML 1.1), the words starting with a letter it does not read as text.
 _BOOL_OR_NULL = re.compile(r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL")
-# Characters PyYAML refuses (reader.NON_PRINTABLE), takes for line breaks, or treats specially
-# (tabs, a byte order mark).
-_AWKWARD = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029]")
 
 
 def simple_mapping(body: str, max_values: int) -> tuple[dict[str, str], dict[str, int]] | None:
@@ -33,9 +30,11 @@ def simple_mapping(body: str, max_values: int) -> tuple[dict[str, str], dict[str
         if m is None:
             return None
         key, value = m.group(1), m.group(2).rstrip(" ")
+        # (`isprintable` is False for what PyYAML refuses (reader.NON_PRINTABLE) or takes for a
+        # line break, and for tabs, a byte order mark and spaces other than " ".)
         if (key in data or _BOOL_OR_NULL.fullmatch(key) or value[0] in _SPECIAL_START
                 or _BOOL_OR_NULL.fullmatch(value) or ": " in value or value.endswith(":")
-                or " #" in value or _AWKWARD.search(value)):
+                or " #" in value or not value.isprintable()):
             return None
         data[key] = value
         lines[key] = n
