@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from pygments.token import STANDARD_TYPES, Token, _TokenType
 
-from ..read.sections import PythonTokens, TokenItem, _from_tokenize
+from ..read.sections import _FAST_TOKENIZER, PythonTokens, TokenItem, _fast_tokens, _from_tokenize, _GiveUp
 from .python_words import python_words
 
 if TYPE_CHECKING:
@@ -472,11 +472,23 @@ def highlight_inline(code: str) -> str:
 def _snippet_lines(code: str) -> list[str]:
     """`_tokens_to_lines` of PythonLexer's tokens of `code`: the classifier's, from tokenize's
     tokens, where it reproduces them (a rebuild then needs no lexer for its prose's spans)."""
-    try:
-        lines = _lines_from_tokens(code, list(tokenize.generate_tokens(io.StringIO(code).readline)))
-    except (tokenize.TokenError, SyntaxError):  # not Python (an unclosed bracket, a stray indent)
-        lines = None
+    tokens = _snippet_tokens(code)
+    lines = _lines_from_tokens(code, tokens) if tokens is not None else None
     return lines if lines is not None else _tokens_to_lines(_lexer("python").get_tokens(code))
+
+
+def _snippet_tokens(code: str) -> PythonTokens | None:
+    """tokenize's tokens of `code`, None where it fails (an unclosed bracket, a stray indent):
+    from the section scanner's reader where it can, which saves compiling tokenize's patterns."""
+    if _FAST_TOKENIZER:
+        try:
+            return _fast_tokens(code)
+        except _GiveUp:
+            pass
+    try:
+        return _from_tokenize(code, tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
 
 
 def render_code(lines: Sequence[str], first_line: int) -> str:
