@@ -702,7 +702,9 @@ def _math_error(error: LatexError, tex: str, edits: list[tuple[int, int, int]]) 
 
 # Characters that cannot appear in the page's MathML (outside XML's Char production, or a carriage
 # return, which an HTML parser turns into a line feed, so the annotation would not hold the TeX).
-_NOT_XML = lazy(r"[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Written as the characters it matches, the complement of [\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-
+# \U0010ffff]: that negated class takes ~8 ms to compile, this one a twentieth of it.
+_NOT_XML = lazy(r"[\x00-\x08\x0b-\x1f\ud800-\udfff\ufffe\uffff]")
 # A comment sign whose comment runs to the end of the formula: in prose that hides the rest of the
 # formula, and is almost always a percent sign meant as \%. (A comment that ends at a line break,
 # in a formula of several lines, is TeX as KaTeX reads it.)
