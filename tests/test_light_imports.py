@@ -2,7 +2,7 @@
 some builds need, and a build whose inputs need none of them (plain `key: text` front matter,
 Python the token classifier colours, translations `fast_html` reads, the bundled UI catalogs)
 never imports them. The readers that stand in for those libraries (`read/simple_yaml.py`,
-`builder/po_messages.py`, `typeset/python_words.py`, the highlighter's inline spans) must give
+`builder/po_messages.py`, `typeset/pygments_tables.py`, the highlighter's inline spans) must give
 exactly what the library would."""
 from __future__ import annotations
 
@@ -20,14 +20,14 @@ from labml_site.builder import po_messages
 from labml_site.lazy_re import lazy
 from labml_site.read import sections
 from labml_site.read.simple_yaml import simple_mapping
-from labml_site.typeset import highlight, python_words
+from labml_site.typeset import highlight, pygments_tables
 
 from test_cache import LANGS, make_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 
 # Each costs a build milliseconds to import (with what it imports itself).
-HEAVY = ("html5lib", "pygments.lexer", "pygments.lexers", "yaml", "babel.messages")
+HEAVY = ("html5lib", "pygments.lexer", "pygments.lexers", "pygments.formatters", "yaml", "babel.messages")
 # Imported by the standard library's xml.sax.saxutils (through urllib.request), which
 # render/sitemap.py imports for `quoteattr`.
 NETWORK = ("email", "http.client")
@@ -71,19 +71,24 @@ def test_a_build_that_needs_no_repair_imports_no_heavy_library(tmp_path):
 # The stand-ins give what the libraries give
 
 
-def test_python_words_are_the_installed_pygments_lists():
+def test_the_tables_are_the_installed_pygments_tables():
     import pygments
 
-    # Fails after a Pygments upgrade until `python -m labml_site.typeset.python_words` is run
-    # (until then the lists are read from the lexer: right, but slower to import).
-    assert python_words.PYGMENTS_VERSION == pygments.__version__
-    assert python_words.WORDS == python_words.read_from_pygments()
-    assert python_words.python_words() is python_words.WORDS
+    # Fails after a Pygments upgrade until `python -m labml_site.typeset.pygments_tables` is run
+    # (until then the tables are read from Pygments: right, but slower).
+    assert pygments_tables.PYGMENTS_VERSION == pygments.__version__
+    assert pygments_tables.WORDS == pygments_tables.words_from_pygments()
+    assert pygments_tables.python_words() is pygments_tables.WORDS
+    for style in pygments_tables.STYLES:
+        assert pygments_tables.style_defs(style) == pygments_tables.style_defs_from_pygments(style)
 
 
-def test_python_words_of_another_pygments_version_are_read_from_it(monkeypatch):
-    monkeypatch.setattr(python_words, "PYGMENTS_VERSION", "0.0")
-    assert python_words.python_words() == python_words.read_from_pygments()
+def test_the_tables_of_another_pygments_version_are_read_from_it(monkeypatch):
+    monkeypatch.setattr(pygments_tables, "PYGMENTS_VERSION", "0.0")
+    assert pygments_tables.python_words() == pygments_tables.words_from_pygments()
+    monkeypatch.setattr(pygments_tables, "STYLE_DEFS", {"default": "stale"})
+    assert pygments_tables.style_defs("default") == pygments_tables.style_defs_from_pygments("default")
+    assert pygments_tables.style_defs("monokai") == pygments_tables.style_defs_from_pygments("monokai")
 
 
 INLINE = ["x", "scores / math.sqrt(d_k)", "self.w(x)", "print(None)", "024", "01", "2020-01-01", "x.print",
