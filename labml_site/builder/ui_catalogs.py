@@ -1,21 +1,20 @@
 """Reading the theme's UI strings from Babel message catalogs.
 
-Catalogs live in `labml_site/locales/<lang>/LC_MESSAGES/messages.po` and are read directly with
-Babel, so adding a language's UI is adding one .po file: no compile step, nothing to forget. A
+Catalogs live in `labml_site/locales/<lang>/LC_MESSAGES/messages.po` and are read directly (as
+Babel reads them: `po_messages.py`), so adding a language's UI is adding one .po file: no compile
+step, nothing to forget. A
 build's `--locales DIR` (a folder of `<lang>/LC_MESSAGES/messages.po`) adds catalogs from outside
 the package and overrides bundled strings one by one, so interface translators never write into an
 installed package.
 """
 from __future__ import annotations
 
-import io
 from functools import lru_cache
 from pathlib import Path
 
-from babel.messages.pofile import read_po
-
 from ..findings import Finding
 from ..render.i18n import UI
+from .po_messages import messages as po_messages
 
 LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"  # shipped inside the package
 DOMAIN = "messages"
@@ -47,12 +46,7 @@ def load_ui(lang: str, locales_dir: Path | None = None) -> UI:
 def _load_ui(lang: str, contents: tuple[bytes, ...], locales_dir: str | None) -> UI:
     messages: dict[str, str] = {}
     for data in contents:  # the bundled catalog first, the --locales one over it
-        catalog = read_po(io.BytesIO(data), locale=None, abort_invalid=False)
-        messages.update(
-            (str(m.id), str(m.string))
-            for m in catalog
-            if m.id and m.string and not m.fuzzy and isinstance(m.id, str)
-        )
+        messages.update(po_messages(data))
     found = bool(contents)
     if found or lang == "en":
         return UI(lang, messages)

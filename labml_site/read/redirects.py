@@ -18,11 +18,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from ..findings import Finding
 from .safe_files import UnsafeFile, read_regular
-from .sections import load_bounded_yaml
+from .sections import load_bounded_yaml, pyyaml
 from .structure import bad_name
 
 REDIRECTS_FILE = "redirects.yaml"
@@ -72,7 +70,7 @@ def load_redirects(source_dir: Path) -> tuple[list[RedirectRule], list[Finding]]
         return [], [Finding("error", "redirects", f"could not be read ({e.strerror or e})", shown)]
     try:
         data, lines = load_bounded_yaml(text) if text.strip() else ({}, {})
-    except yaml.YAMLError as e:
+    except pyyaml().YAMLError as e:  # (evaluated only when something was raised)
         mark = getattr(e, "problem_mark", None)
         return [], [Finding("error", "redirects", f"is not valid YAML ({getattr(e, 'problem', e)}); "
                             "write one 'old/path.html: new/page.py' per line", shown, (mark.line + 1) if mark else 0)]

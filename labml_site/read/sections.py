@@ -26,10 +26,11 @@ import sys
 import token
 import tokenize
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import PurePath
 from typing import Iterable
 
-import yaml
+from .simple_yaml import simple_mapping
 
 
 @dataclass(frozen=True)
@@ -87,35 +88,54 @@ class FrontMatter(dict):
         return self.lines.get(key, default)
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader with aliases refused and the number and depth of values bounded
-    (the composer builds the node tree recursively, one value at a time, so the bounds hold
-    before anything large or deep exists)."""
+@cache
+def pyyaml():
+    """PyYAML, imported on first use: it costs ~8 ms, which a build that parses no front matter
+    (a rebuild whose edited files have none, a build with nothing to do) need not pay."""
+    import yaml
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._values = 0
-        self._depth = 0
+    return yaml
 
-    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent):
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in front matter", event.start_mark)
-        self._values += 1
-        if self._values > MAX_FRONT_MATTER_VALUES:
-            raise yaml.composer.ComposerError(None, None, f"more than {MAX_FRONT_MATTER_VALUES} values", event.start_mark)
-        self._depth += 1
-        try:
-            if self._depth > MAX_FRONT_MATTER_DEPTH:
-                raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_FRONT_MATTER_DEPTH} levels deep", event.start_mark)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+
+@cache
+def _bounded_loader() -> type:
+    yaml = pyyaml()
+
+    class BoundedLoader(yaml.SafeLoader):
+        """PyYAML's safe loader with aliases refused and the number and depth of values bounded
+        (the composer builds the node tree recursively, one value at a time, so the bounds hold
+        before anything large or deep exists)."""
+
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self._values = 0
+            self._depth = 0
+
+        def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent):
+                raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in front matter", event.start_mark)
+            self._values += 1
+            if self._values > MAX_FRONT_MATTER_VALUES:
+                raise yaml.composer.ComposerError(None, None, f"more than {MAX_FRONT_MATTER_VALUES} values", event.start_mark)
+            self._depth += 1
+            try:
+                if self._depth > MAX_FRONT_MATTER_DEPTH:
+                    raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_FRONT_MATTER_DEPTH} levels deep", event.start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+    return BoundedLoader
 
 
 def _load_yaml(body: str) -> tuple[object, dict[str, int]]:
     """The YAML document and, for a mapping, the 0-based line of each key in `body`."""
-    loader = _BoundedLoader(body)
+    simple = simple_mapping(body, MAX_FRONT_MATTER_VALUES)  # `title: …` lines need no PyYAML
+    if simple is not None:
+        return simple
+    yaml = pyyaml()
+    loader = _bounded_loader()(body)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -161,7 +181,7 @@ def split_front_matter(prose: str, path: str = "", first_line: int = 1) -> tuple
                                        "keep it to the page's title, summary and settings")
     try:
         data, key_lines = _load_yaml(body) if body.strip() else ({}, {})
-    except yaml.YAMLError as e:
+    except pyyaml().YAMLError as e:  # (evaluated only when something was raised)
         mark = getattr(e, "problem_mark", None)
         line = start + (mark.line if mark is not None else 0)
         raise SourceError(path, line, f"front matter is not valid YAML ({getattr(e, 'problem', e)}); "

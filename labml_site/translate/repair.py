@@ -23,10 +23,7 @@ from __future__ import annotations
 import html as _html
 import re
 from dataclasses import dataclass, field
-
-import html5lib
-from html5lib.serializer import HTMLSerializer
-from html5lib import getTreeWalker
+from functools import cache
 
 from ..findings import Finding
 from ..read.markup import (
@@ -57,12 +54,23 @@ _PLACEHOLDER_SET = frozenset({"placeholder-missing", "placeholder-duplicated", "
 
 _WHOLE_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 
-_WALKER = getTreeWalker("etree")
-_SERIALIZER = HTMLSerializer(
-    quote_attr_values="always", omit_optional_tags=False, minimize_boolean_attributes=False,
-    use_trailing_solidus=False, escape_lt_in_attrs=True, resolve_entities=False,
-    alphabetical_attributes=False, strip_whitespace=False, sanitize=False,
-)
+
+@cache
+def _html5lib():
+    """html5lib's fragment parser and (tree walker, serializer), set up on first use.
+
+    Imported here only: most values are read by `fast_html` and never need it, and importing it
+    costs a rebuild ~25 ms (it brings http.client and email along).
+    """
+    import html5lib
+    from html5lib.serializer import HTMLSerializer
+
+    serializer = HTMLSerializer(
+        quote_attr_values="always", omit_optional_tags=False, minimize_boolean_attributes=False,
+        use_trailing_solidus=False, escape_lt_in_attrs=True, resolve_entities=False,
+        alphabetical_attributes=False, strip_whitespace=False, sanitize=False,
+    )
+    return html5lib.parseFragment, html5lib.getTreeWalker("etree"), serializer
 
 
 def decode_placeholders(value: str) -> str:
@@ -80,11 +88,13 @@ def decode_placeholders(value: str) -> str:
 
 
 def _parse(fragment: str):
-    return html5lib.parseFragment(fragment, container="div", treebuilder="etree", namespaceHTMLElements=False)
+    parse_fragment, _, _ = _html5lib()
+    return parse_fragment(fragment, container="div", treebuilder="etree", namespaceHTMLElements=False)
 
 
 def _serialize(node) -> str:
-    return "".join(_SERIALIZER.serialize(_WALKER(node)))
+    _, walker, serializer = _html5lib()
+    return "".join(serializer.serialize(walker(node)))
 
 
 def _outer(node) -> str:

@@ -4,29 +4,31 @@ A file is lexed once as a whole, then cut into lines: a multi-line string or bra
 several sections is still coloured correctly, and each section takes its slice of lines with the
 source file's real line numbers.
 
-Whole Python files are classified from the tokens that `sections` already computed:
-the same spans and CSS classes Pygments' PythonLexer would produce, at a fraction of its
-per-token cost. Pygments itself remains the fallback (no tokens, or a construct the classifier
-does not reproduce) and colours prose code blocks and inline spans.
+Whole Python files are classified from the tokens that `sections` already computed, and inline
+code spans from their tokens likewise: the same spans and CSS classes Pygments' PythonLexer would
+produce, at a fraction of its per-token cost (and without importing Pygments' lexers, whose
+Python rules alone take ~15 ms to compile). Pygments itself remains the fallback (no tokens, or a
+construct the classifier does not reproduce) and colours prose code blocks.
 """
 from __future__ import annotations
 
 import html
+import io
 import keyword
 import re
 import token
 import tokenize
 from functools import lru_cache
-from typing import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
-from pygments.lexer import Lexer, words
-from pygments.lexers import PythonLexer, get_lexer_by_name
-from pygments.token import STANDARD_TYPES, Keyword, Name, Token, _TokenType
-from pygments.util import ClassNotFound
+from pygments.token import STANDARD_TYPES, Token, _TokenType
 
-from ..read.sections import PythonTokens, TokenItem, _from_tokenize
+from ..read.sections import _FAST_TOKENIZER, PythonTokens, TokenItem, _fast_tokens, _from_tokenize, _GiveUp
+from .pygments_tables import python_words, style_defs
 
-_PYTHON = PythonLexer(stripnl=False, ensurenl=False)
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
+
 _PLAIN_TYPES = (Token.Text, Token.Text.Whitespace, Token.Error)
 
 
@@ -92,7 +94,7 @@ def highlight_python_lines(source: str, tokens: PythonTokens | Sequence[tokenize
 
 
 def _pygments_lines(source: str) -> list[str]:
-    lines = _tokens_to_lines(_PYTHON.get_tokens(source))
+    lines = _tokens_to_lines(_lexer("python").get_tokens(source))
     expected = source.count("\n") + 1
     # Pygments may add or swallow a final newline; keep the count equal to the file's lines.
     if len(lines) < expected:
@@ -113,26 +115,20 @@ class _Unsupported(Exception):
     """A construct the classifier does not reproduce exactly; Pygments lexes the file instead."""
 
 
-def _pygments_words(state: str, ttype: _TokenType) -> frozenset[str]:
-    """The words PythonLexer matches as `ttype` in `state`, read from the lexer so they never drift."""
-    return frozenset(w for rule in PythonLexer.tokens.get(state, ())
-                     if isinstance(rule, tuple) and isinstance(rule[0], words) and rule[1] is ttype
-                     for w in rule[0].words)
-
-
-_MAGIC_FUNCTIONS = _pygments_words("magicfuncs", Name.Function.Magic)
+_WORDS = python_words()  # PythonLexer's word lists, without importing it (pygments_tables.py)
+_MAGIC_FUNCTIONS = _WORDS["magic_functions"]
 # Later entries win, so the order follows PythonLexer's rule order backwards.
 _NAME_CLASSES: dict[str, str] = {
-    **dict.fromkeys(_pygments_words("magicvars", Name.Variable.Magic), "vm"),
+    **dict.fromkeys(_WORDS["magic_variables"], "vm"),
     **dict.fromkeys(_MAGIC_FUNCTIONS, "fm"),
-    **dict.fromkeys(_pygments_words("builtins", Name.Exception), "ne"),
+    **dict.fromkeys(_WORDS["exceptions"], "ne"),
     # PythonLexer matches these four with a plain regex, not a word list.
     **dict.fromkeys(("self", "Ellipsis", "NotImplemented", "cls"), "bp"),
-    **dict.fromkeys(_pygments_words("builtins", Name.Builtin), "nb"),
+    **dict.fromkeys(_WORDS["builtins"], "nb"),
     **dict.fromkeys(("in", "is", "and", "or", "not"), "ow"),
-    **dict.fromkeys(_pygments_words("keywords", Keyword.Constant), "kc"),
+    **dict.fromkeys(_WORDS["keyword_constants"], "kc"),
     # "yield from" is a single span when one space separates the words; _Classifier.name sees to it.
-    **dict.fromkeys((w for w in _pygments_words("keywords", Keyword) if " " not in w), "k"),
+    **dict.fromkeys((w for w in _WORDS["keywords"] if " " not in w), "k"),
 }
 _NOT_AFTER_DOT = frozenset(("nb", "bp", "ne"))  # `x.print` is a plain name, `x.__init__` is not
 
@@ -233,7 +229,7 @@ def _lexed_string(source: str, length: int, quote: str, then: tuple[_TokenType, 
     does not expect).
     """
     tokens = []
-    lexed = _PYTHON.get_tokens_unprocessed(source, stack=("root", "expr"))
+    lexed = _lexer("python").get_tokens_unprocessed(source, stack=("root", "expr"))
     for pos, ttype, value in lexed:
         tokens.append((ttype, value))
         if pos + len(value) >= length:
@@ -347,6 +343,8 @@ class _Classifier:
         elif kind == token.COMMENT:
             emit(("ch" if start == 0 and string.startswith("#!") and len(string) > 2 else "c1", string))
         elif kind == token.NUMBER:
+            if i and self.items[i - 1][0] == token.NUMBER and self.items[i - 1][2] == start:
+                raise _Unsupported(string)  # `024`: tokenize reads 0 and 24, Pygments one number
             self.pieces.extend(_number_pieces(string))
         elif kind == token.STRING:
             starts_line = start == line_start or self.text[line_start:start].isspace()
@@ -420,6 +418,15 @@ def _lines_from_tokens(text: str, tokens: PythonTokens | Sequence[tokenize.Token
 
 @lru_cache(maxsize=64)
 def _lexer(lang: str) -> Lexer | None:
+    """Pygments' lexer for `lang`, None for a language it does not know.
+
+    The one place this module imports Pygments' lexers: importing them and compiling
+    PythonLexer's rules costs ~15 ms, which a rebuild whose Python files the classifier colours
+    and whose prose has no code needs not pay.
+    """
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
     if not lang:
         return None
     try:
@@ -458,9 +465,31 @@ def highlight_inline(code: str) -> str:
     shell command line (`looks_like_shell`), shown plain."""
     if looks_like_shell(code):
         return f'<code class="shell">{html.escape(code, quote=False)}</code>'
-    lines = _tokens_to_lines(_PYTHON.get_tokens(code))
+    lines = _snippet_lines(code)
     body = " ".join(line for line in lines if line)
     return f'<code class="highlight">{body}</code>'
+
+
+def _snippet_lines(code: str) -> list[str]:
+    """`_tokens_to_lines` of PythonLexer's tokens of `code`: the classifier's, from tokenize's
+    tokens, where it reproduces them (a rebuild then needs no lexer for its prose's spans)."""
+    tokens = _snippet_tokens(code)
+    lines = _lines_from_tokens(code, tokens) if tokens is not None else None
+    return lines if lines is not None else _tokens_to_lines(_lexer("python").get_tokens(code))
+
+
+def _snippet_tokens(code: str) -> PythonTokens | None:
+    """tokenize's tokens of `code`, None where it fails (an unclosed bracket, a stray indent):
+    from the section scanner's reader where it can, which saves compiling tokenize's patterns."""
+    if _FAST_TOKENIZER:
+        try:
+            return _fast_tokens(code)
+        except _GiveUp:
+            pass
+    try:
+        return _from_tokenize(code, tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
 
 
 def render_code(lines: Sequence[str], first_line: int) -> str:
@@ -487,10 +516,8 @@ def _colours_only(css: str) -> str:
 
 def stylesheet(light: str = "default", dark: str = "github-dark") -> str:
     """Pygments colours for both themes; the dark one applies when the reader's system is dark."""
-    from pygments.formatters import HtmlFormatter
-
-    light_css = HtmlFormatter(style=light).get_style_defs(".highlight")
-    dark_css = HtmlFormatter(style=dark).get_style_defs(".highlight")
+    light_css = style_defs(light)  # (the default styles' are literals: no formatter to import)
+    dark_css = style_defs(dark)
     return (
         "/* Generated by labml_site.highlight.stylesheet() from Pygments styles. */\n"
         + _colours_only(light_css)

@@ -35,14 +35,16 @@ import html
 import re
 import threading
 from html.entities import html5 as _HTML5_ENTITIES
-from typing import Iterable, Optional, Sequence
-from xml.etree import ElementTree
-from xml.etree.ElementTree import Element
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
 from math_core import LatexError, LatexToMathML
 
 from labml_site.typeset import math_katex
+from ..lazy_re import lazy
 from .braces import matching_brace
+
+if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
 
 __all__ = [
     "MathError",
@@ -178,7 +180,7 @@ _CSS_COLOURS: dict[str, str] = {
 }
 
 _COLOUR_ARG = r"\{\s*(#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3}|[A-Za-z]+)\s*\}"
-_REWRITE = re.compile(
+_REWRITE = lazy(
     r"\\(?:"
     r"(?P<color>(?P<ccmd>color|textcolor)\s*" + _COLOUR_ARG.replace("(#", "(?P<cval>#", 1) + ")"
     r"|(?P<pmb>pmb(?![A-Za-z]))"
@@ -230,17 +232,17 @@ _SIZES = {"tiny": 0.5, "scriptsize": 0.7, "footnotesize": 0.8, "small": 0.9, "no
 _SIZE_MARKERS = {name: f"01F01{i}" for i, name in enumerate(_SIZES)}
 _MARKED.update({marker: (f'<mstyle scriptlevel="0"><mrow style="font-size:{_SIZES[name]:g}em;">', "</mrow></mstyle>")
                 for name, marker in _SIZE_MARKERS.items()})
-_MARKER_START = re.compile(r'<mrow style="color:#(01F00[9A-F]|01F01[0-9]|' + math_katex.MARKER_RE + r');">')
+_MARKER_START = lazy(r'<mrow style="color:#(01F00[9A-F]|01F01[0-9]|' + math_katex.MARKER_RE + r');">')
 _MATRIX_FENCES = {"matrix": ("", ""), "pmatrix": ("(", ")"), "bmatrix": ("[", "]"), "Bmatrix": (r"\{", r"\}"),
                   "vmatrix": ("|", "|"), "Vmatrix": (r"\|", r"\|")}
-_EQUATION_ID = re.compile(r' id="([^"]*)"')
-_REFERENCE_NUMBER = re.compile(r'(<a href="[^"]*">)\((.*?)\)(</a>)')
-_BOX_COLOURS = re.compile(r'^(<mrow>)?((?:<mrow style="color:#[0-9A-F]{6};"><mrow></mrow></mrow>){1,2})')
-_REWRITE_TRIGGER = re.compile("|".join(map(re.escape, _REWRITE_TRIGGERS)))
-_BRACED_LINE_BREAK = re.compile(r"\\\\(?=[{}])")
-_NUMBERED_ENV = re.compile(r"\\(begin|end)\{(equation|align|gather|multline)\}")
-_LAST_ROW = re.compile(r"\\\\\s*(?=\\end\s*\{)")
-_TAG_OR_LABEL = re.compile(r"\\(?:tag|label)(?![A-Za-z])")
+_EQUATION_ID = lazy(r' id="([^"]*)"')
+_REFERENCE_NUMBER = lazy(r'(<a href="[^"]*">)\((.*?)\)(</a>)')
+_BOX_COLOURS = lazy(r'^(<mrow>)?((?:<mrow style="color:#[0-9A-F]{6};"><mrow></mrow></mrow>){1,2})')
+_REWRITE_TRIGGER = lazy("|".join(map(re.escape, _REWRITE_TRIGGERS)))
+_BRACED_LINE_BREAK = lazy(r"\\\\(?=[{}])")
+_NUMBERED_ENV = lazy(r"\\(begin|end)\{(equation|align|gather|multline)\}")
+_LAST_ROW = lazy(r"\\\\\s*(?=\\end\s*\{)")
+_TAG_OR_LABEL = lazy(r"\\(?:tag|label)(?![A-Za-z])")
 
 def _colour_hex(value: str) -> Optional[str]:
     if value.startswith("#"):
@@ -502,10 +504,10 @@ def _rewrite(tex: str, display: bool = False, numbers: bool = False,
     return "".join(out), edits
 
 
-_TEXT_START = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{")
+_TEXT_START = lazy(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{")
 
 
-_TEXT_ARGUMENT = re.compile(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{|\\(f?colorbox|raisebox)\s*\{[^{}]*\}(?:\s*\{[^{}]*\})??\s*\{(?=[^{}]*\$)")
+_TEXT_ARGUMENT = lazy(r"\\(?:text[a-z]*|mbox|hbox|emph)\s*\{|\\(f?colorbox|raisebox)\s*\{[^{}]*\}(?:\s*\{[^{}]*\})??\s*\{(?=[^{}]*\$)")
 
 
 def _math_in_text(tex: str) -> list[tuple[int, int, str]]:
@@ -562,8 +564,8 @@ def _source_offset(offset: int, edits: list[tuple[int, int, int]]) -> int:
 # --------------------------------------------------------------------------------------------------
 # Bounds: math-core recurses per nesting level (and would overflow the stack, killing the process)
 
-_NEST_TOKEN = re.compile(r"\\(?:begin|left)(?![A-Za-z])|\\(?:end|right)(?![A-Za-z])|\\[A-Za-z]+|\\.|[{}]|[^\\{}\s]+|\s+", re.S)
-_DEFINES_MACROS = re.compile(r"\\(?:[egx]?def|newcommand|renewcommand|providecommand|let)(?![A-Za-z])")
+_NEST_TOKEN = lazy(r"\\(?:begin|left)(?![A-Za-z])|\\(?:end|right)(?![A-Za-z])|\\[A-Za-z]+|\\.|[{}]|[^\\{}\s]+|\s+", re.S)
+_DEFINES_MACROS = lazy(r"\\(?:[egx]?def|newcommand|renewcommand|providecommand|let)(?![A-Za-z])")
 
 
 def _check_bounds(tex: str) -> None:
@@ -671,7 +673,7 @@ def _line_column(tex: str, offset: int) -> tuple[int, int]:
     return line, column
 
 
-_ERROR = re.compile(r"^(\d+): (.*?)\.?$", re.S)
+_ERROR = lazy(r"^(\d+): (.*?)\.?$", re.S)
 # math-core's word for a name math_katex rewrites only in its usual form: what that form is
 _UNREWRITTEN = {
     'unknown command "\\par"': "\\par (a paragraph break) cannot appear inside math (as in TeX and KaTeX): "
@@ -700,11 +702,13 @@ def _math_error(error: LatexError, tex: str, edits: list[tuple[int, int, int]]) 
 
 # Characters that cannot appear in the page's MathML (outside XML's Char production, or a carriage
 # return, which an HTML parser turns into a line feed, so the annotation would not hold the TeX).
-_NOT_XML = re.compile(r"[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Written as the characters it matches, the complement of [\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-
+# \U0010ffff]: that negated class takes ~8 ms to compile, this one a twentieth of it.
+_NOT_XML = lazy(r"[\x00-\x08\x0b-\x1f\ud800-\udfff\ufffe\uffff]")
 # A comment sign whose comment runs to the end of the formula: in prose that hides the rest of the
 # formula, and is almost always a percent sign meant as \%. (A comment that ends at a line break,
 # in a formula of several lines, is TeX as KaTeX reads it.)
-_LAST_LINE_COMMENT = re.compile(r"(?<!\\)(?:\\\\)*%[^\n]*\S[^\n]*$")
+_LAST_LINE_COMMENT = lazy(r"(?<!\\)(?:\\\\)*%[^\n]*\S[^\n]*$")
 
 
 def _prepare(tex: str, display: bool = False, numbers: bool = False,
@@ -777,8 +781,8 @@ def tex_to_mathml(tex: str, display: bool, macros: tuple[tuple[str, str], ...] =
 
 
 # A page's formulas need converting together when one is numbered or refers to another.
-_REFERENCES = re.compile(r"\\(?:label|eqref|ref|tag)(?![A-Za-z])")
-_NUMBERING = re.compile(
+_REFERENCES = lazy(r"\\(?:label|eqref|ref|tag)(?![A-Za-z])")
+_NUMBERING = lazy(
     r"\\(?:label|eqref|ref|tag)(?![A-Za-z])|\\begin\{(?:equation|align|gather|alignat|multline|flalign|xalignat)\}"
 )
 
@@ -860,19 +864,19 @@ def _typeset_together(formulas: tuple[tuple[str, bool], ...], macros: tuple[tupl
 # --------------------------------------------------------------------------------------------------
 # After conversion
 
-_NAMED_ENTITY = re.compile(r"&([A-Za-z][A-Za-z0-9]*);")
-_REM_LENGTH = re.compile(r'(linethickness|voffset)="(-?[0-9.]+)rem"')
+_NAMED_ENTITY = lazy(r"&([A-Za-z][A-Za-z0-9]*);")
+_REM_LENGTH = lazy(r'(linethickness|voffset)="(-?[0-9.]+)rem"')
 _XML_ENTITIES = frozenset({"amp", "lt", "gt", "quot"})
 # A sized delimiter (\bigg), \Big\Vert) as the base of a script: Chromium draws it at normal size
 # unless it is wrapped in an <mrow> and marked stretchy and symmetric (DESIGN.md).
-_SIZED_BASE = re.compile(r"<(msub|msup|msubsup)><mo( [^>]*?minsize=\"[^\"]*\"[^>]*)>([^<]*)</mo>")
+_SIZED_BASE = lazy(r"<(msub|msup|msubsup)><mo( [^>]*?minsize=\"[^\"]*\"[^>]*)>([^<]*)</mo>")
 # A script that is only letters in the default (italic) font: `d_{model}`, `W^{in}`, on a simple base.
 _TOKEN = r"<m[ino](?: [^>]*)?>[^<]*</m[ino]>"
 _LETTERS = r"<mrow>(?:<mi>[A-Za-z]</mi>){2,}</mrow>"
-_LETTER_SCRIPT = re.compile(
+_LETTER_SCRIPT = lazy(
     rf"<(msub|msup)>({_TOKEN})({_LETTERS})</\1>|<msubsup>({_TOKEN})({_LETTERS}|{_TOKEN})({_LETTERS}|{_TOKEN})</msubsup>"
 )
-_LETTER = re.compile(r"<mi>([A-Za-z])</mi>")
+_LETTER = lazy(r"<mi>([A-Za-z])</mi>")
 
 
 # math-core writes text styles as HTML inside <mtext>; the site keeps <mtext> text-only (and styled
@@ -889,7 +893,7 @@ _TEXT_STYLES = {
     "<s>": ("</s>", ' class="text-strike"'),
     "<u>": ("</u>", ' class="text-underline"'),
 }
-_STYLED_TEXT = re.compile(
+_STYLED_TEXT = lazy(
     r'<mtext((?: style="[^"]*")?)>(' + "|".join(re.escape(k) for k in sorted(_TEXT_STYLES, key=len, reverse=True))
     + r')([^<]*)(</[a-z]+>(?:</b>)?)</mtext>'
 )
@@ -949,7 +953,7 @@ def _merge_letters(body: str) -> str:
 
 # \mathop{…} with scripts: TeX puts them under and over in display style (\displaylimits);
 # math-core writes them as side scripts.
-_MATHOP_SCRIPTS = re.compile(
+_MATHOP_SCRIPTS = lazy(
     r"<(msub|msup|msubsup)>(<mpadded style=\"padding-left:[^\"]*;padding-right:[^\"]*;\">)"
 )
 _LIMITS = {"msub": "munder", "msup": "mover", "msubsup": "munderover"}
@@ -1019,8 +1023,8 @@ def _unmark(body: str) -> str:
 # stretchy vertical operator the width of its widest size variant or assembly part, whatever its
 # height (MathML Core's rule; 0.875em for Latin Modern's parentheses), so "( x )" gaps where TeX
 # sets "(x)". At that height TeX uses the normal glyph, which stretchy="false" draws.
-_LEFT_RIGHT = re.compile(r"<mrow><mo(?P<attr> lspace=\"[^\"]*\")?>(?P<d>[(\[{|/\\\u2016\u27e8\u27e6\u27ee\u230a\u2308\u2063\u2191\u2193\u2195\u21d1\u21d3\u21d5\u23b0\u231c\u231e])</mo>")
-_TALL = re.compile(r"<(?:mfrac|msqrt|mroot|mtable|munder|mover|munderover|mpadded|menclose|mstyle)[ >]|minsize=|[\u220f-\u2211\u222b-\u2233\u22c0-\u22c3\u2a00-\u2a0c]|displaystyle")
+_LEFT_RIGHT = lazy(r"<mrow><mo(?P<attr> lspace=\"[^\"]*\")?>(?P<d>[(\[{|/\\\u2016\u27e8\u27e6\u27ee\u230a\u2308\u2063\u2191\u2193\u2195\u21d1\u21d3\u21d5\u23b0\u231c\u231e])</mo>")
+_TALL = lazy(r"<(?:mfrac|msqrt|mroot|mtable|munder|mover|munderover|mpadded|menclose|mstyle)[ >]|minsize=|[\u220f-\u2211\u222b-\u2233\u22c0-\u22c3\u2a00-\u2a0c]|displaystyle")
 
 
 # \left( \frac{a}{b} \right): Chromium stretches the paren to the smallest of Latin Modern's variants
@@ -1033,7 +1037,7 @@ _TALL = re.compile(r"<(?:mfrac|msqrt|mroot|mtable|munder|mover|munderover|mpadde
 # fraction's height and depth are estimated from Latin Modern Math's MATH constants and glyph
 # heights (em): a fraction of one-line rows (tokens, operators but fences, scripts, kerns), in its
 # own style (\tfrac and \dfrac are an <mfrac displaystyle=…>).
-_FRACTION_ONLY = re.compile(
+_FRACTION_ONLY = lazy(
     r'(?:</?mrow>|</?msub>|</?msup>|</?msubsup>|<mi>[^<]*</mi>|<mn>[^<]*</mn>|<mo(?: [a-z]+="[^"]*")*>[^<(\[{|\u2016]*</mo>'
     r'|<mspace width="[^"]*"(?: class="kern")?/>|<mfrac(?: displaystyle="(?:true|false)")?>|</mfrac>)*'
 )
@@ -1085,9 +1089,18 @@ def _extent(element: Element, level: int, display: bool) -> tuple[float, float]:
     return (max((e[0] for e in extents), default=0.0), max((e[1] for e in extents), default=0.0))
 
 
+@functools.cache
+def _element_tree():
+    """xml.etree.ElementTree, imported on first use (~3 ms): only tall fences and
+    `validate_mathml` parse MathML."""
+    from xml.etree import ElementTree
+
+    return ElementTree
+
+
 def _fence_size(middle: str, display: bool) -> float:
     """The height (em) Chromium stretches a \\left … \\right pair to round `middle`."""
-    up, down = _extent(ElementTree.fromstring(f'<mrow xmlns="{MATHML_NS}">{middle}</mrow>'), 0, display)
+    up, down = _extent(_element_tree().fromstring(f'<mrow xmlns="{MATHML_NS}">{middle}</mrow>'), 0, display)
     return 2 * max(up - _AXIS, down + _AXIS)
 
 
@@ -1099,7 +1112,7 @@ def _tall_fences(m: "re.Match[str]", inner: str, display: bool) -> Optional[str]
         return None
     try:
         reach = _fence_size(middle, display)
-    except ElementTree.ParseError:
+    except _element_tree().ParseError:
         return None
     needed = max(reach * 0.901, reach - 0.5)
     size = next((tex for tex in _TEX_DELIMITER_SIZES if tex >= needed), None)
@@ -1158,7 +1171,7 @@ _DELIMITER_VARIANTS: dict[str, tuple[tuple[tuple[int, int], ...], int]] = {
     "{": (_BRACE, 902), "}": (_BRACE, 902), "\u27e8": (_ANGLE, 908), "\u27e9": (_ANGLE, 908),
     "\u230a": (_FLOOR, 667), "\u230b": (_FLOOR, 667), "\u2308": (_FLOOR, 667), "\u2309": (_FLOOR, 667),
 }
-_SIZED_DELIMITER = re.compile(r'<mo((?: [a-z]+="[^"]*")*?) minsize="([0-9.]+)em"((?: [a-z]+="[^"]*")*)>([^<])</mo>')
+_SIZED_DELIMITER = lazy(r'<mo((?: [a-z]+="[^"]*")*?) minsize="([0-9.]+)em"((?: [a-z]+="[^"]*")*)>([^<])</mo>')
 
 
 def _delimiter_gap(m: re.Match) -> str:
@@ -1185,13 +1198,13 @@ def _delimiter_with_margins(tag: str) -> str:
 # Primes: `t'` is <msup>t ′</msup>, but Latin Modern Math's U+2032 is already a raised prime,
 # meant for the base line, so as a superscript it shrinks to a detached tick. It goes on the base
 # line at full size (a base with a subscript too: the subscript follows it).
-_PRIME_SUP = re.compile(r"<msup>((?:<mi>[^<]*</mi>|<mn>[^<]*</mn>))<mo>([\u2032-\u2034\u2057]+)</mo></msup>")
-_PRIME_SUBSUP = re.compile(r"<msubsup>(<mi>[^<]*</mi>)")
-_PRIME_END = re.compile(r"<mo>([\u2032-\u2034\u2057]+)</mo>$")
+_PRIME_SUP = lazy(r"<msup>((?:<mi>[^<]*</mi>|<mn>[^<]*</mn>))<mo>([\u2032-\u2034\u2057]+)</mo></msup>")
+_PRIME_SUBSUP = lazy(r"<msubsup>(<mi>[^<]*</mi>)")
+_PRIME_END = lazy(r"<mo>([\u2032-\u2034\u2057]+)</mo>$")
 _PRIME = '<mo lspace="0" rspace="0">'
 # \log{p}: an operator name followed by anything but an opening fence takes a thin space (TeX's
 # Op–Ord; math-core spaces only a following letter).
-_APPLY_BARE = re.compile(r"<mo>&#x2061;</mo>(?!(?:<mrow>)*<mo[^>]*>[(\[{\u27e8|\u2016\u230a\u2308])")
+_APPLY_BARE = lazy(r"<mo>&#x2061;</mo>(?!(?:<mrow>)*<mo[^>]*>[(\[{\u27e8|\u2016\u230a\u2308])")
 # TeX's italic correction after a math-italic letter (KaTeX's values, em, ≥ 0.03): Chromium adds it
 # only before a superscript (MathML Core), so `f(` touched and `V)` overlapped.
 _ITALIC_CORRECTION = {
@@ -1204,7 +1217,7 @@ _ITALIC_CORRECTION = {
 }
 # (not the first child of a script, fraction or root, whose place is fixed: the lookbehinds come
 # last, so only a one-letter <mi> that is followed by more math pays for them)
-_ITALIC_LETTER = re.compile(
+_ITALIC_LETTER = lazy(
     r"<mi>([" + "".join(_ITALIC_CORRECTION) + r"])</mi>(?=<m[inorfs])"
     r"(?<!<msub><mi>.</mi>)(?<!<msup><mi>.</mi>)(?<!<msubsup><mi>.</mi>)(?<!<mover><mi>.</mi>)"
     r"(?<!<munder><mi>.</mi>)(?<!<munderover><mi>.</mi>)(?<!<mfrac><mi>.</mi>)(?<!<mroot><mi>.</mi>)"
@@ -1231,7 +1244,7 @@ _SKEW = {
     "\u03c1": 0.083, "\u03c4": 0.028, "\u03c5": 0.028, "\u03c6": 0.083, "\u03c7": 0.056, "\u03c8": 0.111,
 }
 # (rules and braces over the base are not accents: \overline, \overbrace stay centred, as in KaTeX)
-_SKEWED_ACCENT = re.compile(
+_SKEWED_ACCENT = lazy(
     r'(<mover accent="true"><mi>([' + "".join(_SKEW) + r'])</mi><mo(?: stretchy="[a-z]+")?(?: mathsize="[^"]*")?)>'
     r'(?![\u0332\u203e\u23de\u23dc\u23b4])'
 )
@@ -1271,7 +1284,7 @@ def _italic_correction(m: re.Match) -> str:
 LIGHT_BACKGROUND = (0xFF, 0xFF, 0xFF)
 DARK_BACKGROUND = (0x0D, 0x11, 0x17)
 MIN_CONTRAST = 3.0
-_AUTHOR_COLOUR = re.compile(r'<mrow style="color:#([0-9A-F]{6});">')
+_AUTHOR_COLOUR = lazy(r'<mrow style="color:#([0-9A-F]{6});">')
 
 
 def _luminance(rgb: tuple[float, float, float]) -> float:
@@ -1412,8 +1425,8 @@ _STYLE_PROPERTIES = frozenset(
     justify-items vertical-align border border-top border-bottom border-left border-right
     border-style border-width display position top bottom left right min-width --math-dark""".split()
 )
-_DECLARATION = re.compile(r"\s*([a-z-]+)\s*:\s*([-#%.\w ]+?)\s*(?:;|$)")
-_ID = re.compile(r"^[A-Za-z0-9_:.\-]+$")
+_DECLARATION = lazy(r"\s*([a-z-]+)\s*:\s*([-#%.\w ]+?)\s*(?:;|$)")
+_ID = lazy(r"^[A-Za-z0-9_:.\-]+$")
 
 
 def _style_ok(value: str) -> bool:
@@ -1449,8 +1462,8 @@ def validate_mathml(markup: str, expected_tex: Optional[str] = None) -> list[str
     ids; a <semantics> whose annotation holds the TeX (equal to `expected_tex` when given).
     """
     try:
-        root = ElementTree.fromstring(markup)
-    except ElementTree.ParseError as error:
+        root = _element_tree().fromstring(markup)
+    except _element_tree().ParseError as error:
         return [f"not well-formed XML: {error}"]
     prefix = f"{{{MATHML_NS}}}"
     problems: list[str] = []
@@ -1517,9 +1530,9 @@ def validate_mathml(markup: str, expected_tex: Optional[str] = None) -> list[str
 
 
 # The fast check run on every formula: each distinct tag once (cached), and no stray "<" or "&".
-_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)((?:\s+[A-Za-z-]+=\"[^\"<>]*\")*)\s*(/?)>")
-_ATTRIBUTE = re.compile(r"\s+([A-Za-z-]+)=\"([^\"]*)\"")
-_STRAY = re.compile(r"&(?!(?:amp|lt|gt|quot|#x[0-9A-Fa-f]+|#[0-9]+);)")
+_TAG = lazy(r"<(/?)([A-Za-z][A-Za-z0-9]*)((?:\s+[A-Za-z-]+=\"[^\"<>]*\")*)\s*(/?)>")
+_ATTRIBUTE = lazy(r"\s+([A-Za-z-]+)=\"([^\"]*)\"")
+_STRAY = lazy(r"&(?!(?:amp|lt|gt|quot|#x[0-9A-Fa-f]+|#[0-9]+);)")
 _TAG_VERDICTS: dict[str, Optional[str]] = {}
 _GOOD_TAGS: set[str] = set()
 
@@ -1578,8 +1591,8 @@ def _fast_problem(body: str) -> Optional[str]:
     return None
 
 
-_ATTRIBUTE_TAG = re.compile(r"<[A-Za-z]+\s[^>]*>")
-_HTML_IN_TEXT = re.compile(r"</?(?:b|i|em|code|s|u|span)>")
+_ATTRIBUTE_TAG = lazy(r"<[A-Za-z]+\s[^>]*>")
+_HTML_IN_TEXT = lazy(r"</?(?:b|i|em|code|s|u|span)>")
 
 
 def _escape_text(text: str) -> str:

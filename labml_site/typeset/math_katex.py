@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from ..lazy_re import lazy
 from .braces import matching_brace
 
 __all__ = ["TRIGGER", "rewrites", "finish_marker", "MARKER_RE", "MAX_GROWTH"]
@@ -50,15 +51,15 @@ MAX_GROWTH = 20_000
 # formula of thousands of them would take seconds; no real formula has more than a few.
 MAX_COMMANDS = 200
 
-TRIGGER = re.compile(
+TRIGGER = lazy(
     r"\\(?:above|cline|multicolumn|raisebox|textcircled|expandafter|noexpand|futurelet|@ifstar|text(?:sf|tt))(?![A-Za-z])"
     r"|\\begin\s*\{CD\}"
 )
-_DIMENSION = re.compile(r"\s*(?:\{\s*(-?[\d.]+\s*[a-z]{2})\s*\}|(-?[\d.]+\s*[a-z]{2}))")
-_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|[^\s\\{}]")
-_DEFINITION = re.compile(r"\\def\s*(\\[A-Za-z]+)\s*\{|\\(?:re)?newcommand\s*\{?\s*(\\[A-Za-z]+)\s*\}?\s*\{")
-_TEXT_FAMILY = re.compile(r"\\text(sf|tt)\s*\{")
-_TEXT_FONT = re.compile(r"\\text(?:bf|it|md|up|rm|sf|tt|normal)\s*\{")
+_DIMENSION = lazy(r"\s*(?:\{\s*(-?[\d.]+\s*[a-z]{2})\s*\}|(-?[\d.]+\s*[a-z]{2}))")
+_TOKEN = lazy(r"\\[A-Za-z]+|\\.|[^\s\\{}]")
+_DEFINITION = lazy(r"\\def\s*(\\[A-Za-z]+)\s*\{|\\(?:re)?newcommand\s*\{?\s*(\\[A-Za-z]+)\s*\}?\s*\{")
+_TEXT_FAMILY = lazy(r"\\text(sf|tt)\s*\{")
+_TEXT_FONT = lazy(r"\\text(?:bf|it|md|up|rm|sf|tt|normal)\s*\{")
 _CIRCLED = {**{c: chr(0x24B6 + i) for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZ")},
             **{c: chr(0x24D0 + i) for i, c in enumerate("abcdefghijklmnopqrstuvwxyz")},
             "0": "\u24ea", **{str(n): chr(0x2460 + n - 1) for n in range(1, 21)}}
@@ -323,7 +324,7 @@ def _skip(tex: str, i: int) -> int:
     return i
 
 
-_CELL_START = re.compile(r"<mtd((?: [a-z]+=\"[^\"]*\")*)>((?:<mrow>)*)$")
+_CELL_START = lazy(r"<mtd((?: [a-z]+=\"[^\"]*\")*)>((?:<mrow>)*)$")
 
 
 def finish_marker(body: str, marker: str, start: int, end: int, inner: str) -> Optional[str]:
