@@ -6,7 +6,6 @@ site will live (`--site-url`); without it there is no sitemap rather than a wron
 from __future__ import annotations
 
 from typing import Iterable, Sequence
-from xml.sax.saxutils import quoteattr
 
 from ..read.structure import url_path
 
@@ -54,3 +53,15 @@ def sitemap_xml(site_url: str, urls: Iterable[str], langs: Sequence[str], base_l
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def quoteattr(text: str) -> str:
+    """`xml.sax.saxutils.quoteattr`, whose module imports urllib.request, http.client, email
+    and ssl (~8 ms of every build's start) for functions a sitemap never calls."""
+    text = _escape(text).replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
+    if '"' in text:
+        if "'" in text:
+            return '"' + text.replace('"', "&quot;") + '"'
+        return "'" + text + "'"
+    return '"' + text + '"'
+
