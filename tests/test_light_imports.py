@@ -27,7 +27,8 @@ from test_cache import LANGS, make_tree
 ROOT = Path(__file__).resolve().parent.parent
 
 # Each costs a build milliseconds to import (with what it imports itself).
-HEAVY = ("html5lib", "pygments.lexer", "pygments.lexers", "pygments.formatters", "yaml", "babel.messages")
+HEAVY = ("html5lib", "pygments.lexer", "pygments.lexers", "pygments.formatters", "yaml", "babel.messages",
+         "concurrent.futures.process", "multiprocessing")
 # Imported by the standard library's xml.sax.saxutils (through urllib.request), whose
 # `quoteattr` render/sitemap.py therefore has a copy of.
 NETWORK = ("email", "http.client")

@@ -13,10 +13,9 @@ definitions, so its digests are made after all heads are known.
 from __future__ import annotations
 
 import os
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from ..findings import Finding
 from ..read.listing import TreeListing
@@ -36,7 +35,10 @@ from .config import BuildConfig
 from .ui_catalogs import load_ui
 from .heads import PageHead, TextHead, page_head, text_head
 from .memo import Input, Memo
-from .workers import pool_context
+from .workers import broken_pool, process_pool
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 
 PARALLEL_MIN_FILES = 24  # below this, starting workers costs more than it saves
@@ -54,7 +56,7 @@ def analyse_pages(files: Iterable[SourceFile], jobs: int = 0) -> dict[str, PageD
     if workers <= 1:
         results = [_analyse_file(w) for w in work]
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with process_pool(workers) as pool:
             results = list(pool.map(_analyse_file, work, chunksize=max(1, len(work) // (workers * 4))))
     return {page.rel: page for page in results}
 
@@ -212,7 +214,7 @@ class _Dispatch:
         self.waiting.append(job)
         self.count += 1
         if self.pool is None and self.workers > 1 and self.count >= self.start_at:
-            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=pool_context())
+            self.pool = process_pool(self.workers)
         if self.pool is not None and len(self.waiting) >= self.size:
             self._send()
 
@@ -237,7 +239,7 @@ class _Dispatch:
         for group, future in self.sent:
             try:
                 yield group, future.result()
-            except BrokenProcessPool:
+            except broken_pool():
                 lost.extend(group)
         if lost:
             yield from self._again(lost)
@@ -247,18 +249,18 @@ class _Dispatch:
         death takes down, one file at a time in a process of its own, where a death names its file."""
         self.close()
         lost: list[_FileJob] = []
-        with ProcessPoolExecutor(max_workers=self.workers, mp_context=pool_context()) as pool:
+        with process_pool(self.workers) as pool:
             futures = [((job,), pool.submit(_prepare_job, ((job,), self.store, self.send))) for job in jobs]
             for group, future in futures:
                 try:
                     yield group, future.result()
-                except BrokenProcessPool:
+                except broken_pool():
                     lost.extend(group)
         for job in lost:
-            with ProcessPoolExecutor(max_workers=1, mp_context=pool_context()) as pool:
+            with process_pool(1) as pool:
                 try:
                     result = pool.submit(_prepare_job, ((job,), self.store, self.send)).result()
-                except BrokenProcessPool:
+                except broken_pool():
                     result = _died(job)
             yield (job,), result
 

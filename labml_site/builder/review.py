@@ -17,13 +17,13 @@ import os
 import re
 import stat
 import subprocess
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from .config import BuildConfig
 from .entries import asset_reader, entry_keys
 from .site import analyse_pages
+from .workers import broken_pool
 from ..findings import Finding
 from ..read.prose import fill
 from ..read.safe_files import check_no_links, kind_of, read_regular
@@ -165,7 +165,7 @@ def _pages(config: BuildConfig, wanted: dict) -> tuple[dict, list[Finding]]:
         return {}, []
     try:
         return analyse_pages(list(wanted.values()), config.jobs), []
-    except BrokenProcessPool:
+    except broken_pool():
         return {}, [Finding("error", "review-failed", "a worker process analysing the source pages died (killed, "
                             "perhaps for using too much memory); the English is shown unrendered", path=str(config.source))]
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import ctypes
 import gc
-import multiprocessing
 import os
 import threading
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
-from typing import Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
 from ..errors import UserError
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -26,8 +26,24 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
-def pool_context():
-    return multiprocessing.get_context("fork" if can_fork() else "forkserver")
+# Process pools are imported where one is made: a rebuild of a few files makes none, and
+# concurrent.futures.process and multiprocessing cost every build's start ~5 ms to import.
+
+def process_pool(max_workers: int, start: str | None = None, initializer: Callable[[], None] | None = None) -> "ProcessPoolExecutor":
+    """A pool of `max_workers` processes, started by `start` (default: fork where it is safe,
+    `can_fork`, else forkserver)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context(start or ("fork" if can_fork() else "forkserver"))
+    return ProcessPoolExecutor(max_workers=max_workers, mp_context=context, initializer=initializer)
+
+
+def broken_pool() -> type[BaseException]:
+    """What a pool raises when a worker died (for `except broken_pool():`)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    return BrokenProcessPool
 
 
 @lru_cache(maxsize=1)
@@ -75,12 +91,12 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], workers: int, meanwhile: 
     global _TASK
     _TASK = fn
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_child) as pool:
+        with process_pool(workers, "fork", _start_child) as pool:
             results = pool.map(_run, items, chunksize=1)
             if meanwhile is not None:
                 meanwhile()
             return list(results)
-    except BrokenProcessPool:
+    except broken_pool():
         # A child killed (for memory, most often) or crashed: the build stops, with the previous
         # site in place, rather than waiting or printing the executor's traceback.
         raise UserError(
