@@ -15,6 +15,8 @@ _LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):[ ]+([^ ].*)")
 # starts with it: indicators, and the first characters of numbers, dates, `<<`, `=` and `~`.
 _SPECIAL_START = frozenset("-?:,[]{}#&*!|>'\"%@`" "+.0123456789<=~")
 # Its booleans and nulls (YAML 1.1), the words starting with a letter it does not read as text.
+# PyYAML refuses a simple key past 1,024 characters; longer ones (no real key) are left to it.
+_KEY_MAX = 256
 _BOOL_OR_NULL = re.compile(r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL")
 
 
@@ -32,7 +34,7 @@ def simple_mapping(body: str, max_values: int) -> tuple[dict[str, str], dict[str
         key, value = m.group(1), m.group(2).rstrip(" ")
         # (`isprintable` is False for what PyYAML refuses (reader.NON_PRINTABLE) or takes for a
         # line break, and for tabs, a byte order mark and spaces other than " ".)
-        if (key in data or _BOOL_OR_NULL.fullmatch(key) or value[0] in _SPECIAL_START
+        if (key in data or len(key) > _KEY_MAX or _BOOL_OR_NULL.fullmatch(key) or value[0] in _SPECIAL_START
                 or _BOOL_OR_NULL.fullmatch(value) or ": " in value or value.endswith(":")
                 or " #" in value or not value.isprintable()):
             return None
