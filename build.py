@@ -6,7 +6,7 @@ from pathlib import Path
 # Run from a checkout without installing: make the builder importable from here.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from labml_site.cli.main import main  # noqa: E402
+from labml_site.cli import run  # noqa: E402
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

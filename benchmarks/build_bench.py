@@ -304,6 +304,7 @@ t0 = time.perf_counter()
 sys.path.insert(0, sys.argv[1])
 from labml_site.builder import build  # (the entry point a user's `build.py` runs)
 from labml_site.builder.config import BuildConfig
+from labml_site.cli import end  # (and how it ends the process)
 from pathlib import Path
 t1 = time.perf_counter()
 src, tr, out, langs, jobs = sys.argv[2:7]
@@ -321,6 +322,7 @@ print(json.dumps({
     "children_maxrss_kb": kids.ru_maxrss,
     "stats": result.stats.__dict__,
 }))
+end(0)
 """
 
 # Serves a site the way `build.py serve` does, saves one file several times, and reports how long

@@ -1,4 +1,4 @@
 """`python -m labml_site …` is `labml-site …`."""
-from .cli import main
+from .cli import run
 
-raise SystemExit(main())
+run()

@@ -541,3 +541,20 @@ def test_base_language_other_than_english(tmp_path):
     assert '<html lang="ru"' in (tmp_path / "site/a.html").read_text(encoding="utf-8")
     assert '<html lang="en"' in (tmp_path / "site/en/a.html").read_text(encoding="utf-8")
     assert not (tmp_path / "site/ru").exists()
+
+
+def test_the_program_ends_with_main_s_code_leaving_its_objects_to_the_system(tmp_path):
+    """`run` (the console script, `python -m labml_site`, `python build.py`) ends the process with
+    main's status; what the command made is frozen out of the exit's collections, and exit
+    handlers still run."""
+    script = ("import atexit, gc, sys\n"
+              "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0, flush=True))\n"
+              "sys.argv = ['labml-site', 'cache']\n"
+              "from labml_site.cli import run\n"
+              "run()\n")
+    env = {**os.environ, "LABML_SITE_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0 and "cache:" in out.stdout and out.stdout.rstrip().endswith("frozen True")
+    failing = subprocess.run([sys.executable, "-m", "labml_site", "build", "--source", str(tmp_path / "nowhere")],
+                             capture_output=True, text=True, timeout=120)
+    assert failing.returncode != 0 and "error:" in failing.stderr and "Traceback" not in failing.stderr
