@@ -110,6 +110,20 @@ def test_every_stage_of_a_real_build_declares_what_it_reads(tmp_path, monkeypatc
     assert sections["lang"] == "zh" and sections["sections"]
 
 
+def test_an_audited_build_in_a_fresh_interpreter_declares_what_it_reads(tmp_path):
+    """As `LABML_SITE_AUDIT_STAGES=1 python build.py` runs it: libraries first imported inside a
+    stage (the pipeline imports them on first use) read only their own and the system's files."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LABML_SITE_AUDIT_STAGES": "1", "LABML_SITE_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, str(ROOT / "build.py"), "--out", str(tmp_path / "site"), "--jobs", "1"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "UndeclaredInput" not in out.stderr, out.stderr[-3000:]
+    assert "0 errors, 0 warnings" in out.stdout + out.stderr
+
+
 def test_a_long_lived_process_knows_outputs_by_value_with_the_same_digests(tmp_path, monkeypatch):
     from dataclasses import dataclass
 

@@ -85,7 +85,12 @@ def _start_audit() -> None:
     global _IGNORED
     if not _AUDIT["hooked"]:  # (an audit hook cannot be removed: one, which records only while asked)
         roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, *(p for p in sys.path if "site-packages" in p)}
-        _IGNORED = tuple(os.path.join(os.path.abspath(r), "") for r in roots if r)
+        # The system's time zone data, which a library may read when it is first imported
+        # (Babel's, on the first call that needs its dates module): the system's, not an input.
+        import zoneinfo
+
+        roots.update(zoneinfo.TZPATH)
+        _IGNORED = tuple(os.path.join(os.path.abspath(r), "") for r in roots if r) + ("/etc/localtime",)
         sys.addaudithook(_hook)
         _AUDIT["hooked"] = True
 

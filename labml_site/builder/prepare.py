@@ -106,10 +106,6 @@ class Prepared:
     translations: TreeListing | None = None  # the translations folder as the build's snapshot saw it
     by_case: dict[tuple[str, str], str] = field(default_factory=dict)  # (rel, lang) → its translation file, found by case
 
-    def translation_file(self, rel: str, lang: str) -> str | None:
-        """The translation file a page's text in `lang` was made from (None: the base language)."""
-        return self.lang_jobs[(rel, lang)].catalog
-
     def catalog_input(self, rel: str, lang: str) -> Input | None:
         """The files `Catalog.load` reads for a page's text in `lang`, as a stage's input (their
         digest as this build found it; None: the base language, which reads none)."""

@@ -217,13 +217,15 @@ class _Site:
     def unlinked_local(self, rel: str, lang: str) -> LocalPage:
         """The page in `lang` around its analysis as the cache has it (for outputs that show no
         linked code: they need not wait for the links, which other pages change)."""
-        return self.memo.call(local_page, page_input(self.prepared, self.memo, rel), lang, self._text_input(rel, lang), keep="memory")
+        return self.memo.call(local_page, *self._unlinked_inputs(rel, lang), keep="memory")
+
+    def _unlinked_inputs(self, rel: str, lang: str) -> tuple:
+        return page_input(self.prepared, self.memo, rel), lang, self._text_input(rel, lang)
 
     def markdown_prose(self, rel: str, lang: str) -> list[str]:
         """A page's prose in `lang` as Markdown, section by section (for a translation's
         notebooks), kept in memory: `serve` makes a folder's script again for one page's edit."""
-        inputs = (page_input(self.prepared, self.memo, rel), lang, self._text_input(rel, lang))
-        local = Input(self.memo.digest(local_page, *inputs), lambda: self.unlinked_local(rel, lang))
+        local = Input(self.memo.digest(local_page, *self._unlinked_inputs(rel, lang)), lambda: self.unlinked_local(rel, lang))
         return self.memo.call(prose_markdown, local, lang == self.config.base_lang, keep="memory", valid=list)
 
     def analysis(self, rel: str) -> PageData:
