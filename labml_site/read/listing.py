@@ -41,7 +41,9 @@ class TreeListing:
     def is_file(self, rel: str) -> bool | None:
         """Whether `rel` is a regular file (None: ask the disk)."""
         there = self.exists(rel)
-        return there and stat.S_ISREG(self.modes[rel]) if there else there
+        if not there:
+            return there  # (False, or None: ask the disk)
+        return stat.S_ISREG(self.modes[rel])
 
     def files_by_case(self, rel: str) -> list[str] | None:
         """The regular files whose path equals `rel` but for case, in no particular order (None:

@@ -41,7 +41,7 @@ from math_core import LatexError, LatexToMathML
 
 from labml_site.typeset import math_katex
 from ..lazy_re import lazy
-from .braces import matching_brace
+from .braces import grouped, matching_brace
 
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element
@@ -518,25 +518,14 @@ def _math_in_text(tex: str) -> list[tuple[int, int, str]]:
         if close < 0:
             continue
         command = tex[m.start() : m.end() - 1].rstrip() if not m.group(1) else r"\text"
-        depth = 0
         opened = -1
-        i = m.end()
-        while i < close:
-            c = tex[i]
-            if c == "\\":
-                i += 2
-                continue
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-            elif c == "$" and depth == 0:
+        for i, c, depth in grouped(tex, m.end(), close):
+            if c == "$" and depth == 0:
                 if opened < 0:
                     opened = i
                 else:
                     repl += [(opened, opened + 1, "}"), (i, i + 1, command + "{")]
                     opened = -1
-            i += 1
     return repl
 
 

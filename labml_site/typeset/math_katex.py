@@ -35,7 +35,7 @@ import re
 from typing import Optional
 
 from ..lazy_re import lazy
-from .braces import matching_brace
+from .braces import grouped, matching_brace
 
 __all__ = ["TRIGGER", "rewrites", "finish_marker", "MARKER_RE", "MAX_GROWTH"]
 
@@ -96,24 +96,13 @@ def _enclosing_group(tex: str, pos: int) -> tuple[int, int]:
 def _cells(tex: str, start: int) -> list[int]:
     """Start offsets of the cells of the row beginning at `start` (to its `\\\\` or `\\end`)."""
     cells = [start]
-    depth = 0
-    i = start
-    while i < len(tex):
-        c = tex[i]
-        if c == "\\":
-            if depth == 0 and (tex.startswith("\\\\", i) or tex.startswith("\\end", i)):
-                break
-            i += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth < 0:
-                break
-        elif c == "&" and depth == 0:
+    for i, c, depth in grouped(tex, start):
+        if c == "\\" and depth == 0 and (tex.startswith("\\\\", i) or tex.startswith("\\end", i)):
+            break
+        if depth < 0:  # (the "}" of a group the row is inside)
+            break
+        if c == "&" and depth == 0:
             cells.append(i + 1)
-        i += 1
     return cells
 
 
