@@ -330,18 +330,14 @@ def _fingerprint_key(package: Path, version: str) -> str | None:
     trusted then either."""
     parts: list[str] = [CACHE_FORMAT, version, sys.version]
     recent = time.time_ns() - RACY_NS
-    for folder, dirs, names in os.walk(package, followlinks=True):  # (as fingerprint_of's rglob)
-        dirs.sort()
-        for name in sorted(names):
-            if name.endswith((".py", ".po")):
-                path = os.path.join(folder, name)
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    return None
-                if max(st.st_mtime_ns, st.st_ctime_ns) >= recent:
-                    return None
-                parts.append(f"{os.path.relpath(path, package)} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}")
+    for path in _fingerprinted(package):
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= recent:
+            return None
+        parts.append(f"{path.relative_to(package).as_posix()} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}")
     for module in OUTPUT_MODULES:
         found = sys.modules.get(module)
         spec = getattr(found, "__spec__", None) if found is not None else importlib.util.find_spec(module)
@@ -364,11 +360,16 @@ def _read_fingerprints(path: Path) -> dict[str, str]:
     return dict(line.split(" ", 1) for line in text.splitlines() if line.count(" ") == 1)
 
 
+def _fingerprinted(package: Path) -> list[Path]:
+    """The builder's files its fingerprint is made of: its modules and UI catalogs."""
+    return sorted(p for p in Path(package).rglob("*") if p.suffix in (".py", ".po") and p.is_file())
+
+
 def fingerprint_of(package: Path, version: str) -> str:
     from importlib import metadata
 
     parts: list[str | bytes] = [CACHE_FORMAT, version, sys.version]
-    for path in sorted(p for p in Path(package).rglob("*") if p.suffix in (".py", ".po") and p.is_file()):
+    for path in _fingerprinted(package):
         parts.append(path.relative_to(package).as_posix())
         parts.append(path.read_bytes())
     for name in _OUTPUT_LIBRARIES:
