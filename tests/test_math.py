@@ -726,3 +726,60 @@ def test_a_panic_in_the_converter_is_a_math_error_not_a_crash() -> None:
     with mock.patch.object(typeset_math, "_converter", return_value=failing):
         with pytest.raises(MathError, match="converter failed"):
             typeset_math.tex_to_mathml.__wrapped__("x + 1", False)
+
+
+def _grouped_by_hand(tex: str, start: int, end: int, marks: str) -> list[tuple[int, str, int]]:
+    """TeX's groups read one character at a time: what braces.grouped must give."""
+    found, depth, i = [], 0, start
+    while i < end:
+        c = tex[i]
+        if c == "\\":
+            found.append((i, c, depth))
+            i += 2
+            continue
+        depth += (c == "{") - (c == "}")
+        if c in "{}" or c in marks:
+            found.append((i, c, depth))
+        i += 1
+    return found
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab{}\\&$ \n", max_size=40), st.integers(0, 40), st.integers(0, 40), st.sampled_from(["", "&", "$"]))
+def test_the_group_walk_reads_as_one_character_at_a_time(tex: str, start: int, end: int, marks: str) -> None:
+    from labml_site.typeset.braces import grouped
+
+    start, end = min(start, len(tex)), min(max(start, end), len(tex))
+    assert list(grouped(tex, start, end, marks)) == _grouped_by_hand(tex, start, end, marks)
+
+
+def _row_cells_by_hand(tex: str, start: int, wanted: int) -> list[int]:
+    """The first `wanted` cells of the row at `start`, read one character at a time."""
+    cells, depth, i = [start], 0, start
+    while i < len(tex) and len(cells) < wanted:
+        c = tex[i]
+        if c == "\\":
+            if depth == 0 and (tex.startswith("\\\\", i) or tex.startswith("\\end", i)):
+                break
+            i += 2
+            continue
+        depth += (c == "{") - (c == "}")
+        if depth < 0:
+            break
+        if c == "&" and depth == 0:
+            cells.append(i + 1)
+        i += 1
+    return cells
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from([r"\cline{1-2}", "&", r"\\", "{", "}", "x", r"\&", r"\end{array}"]), max_size=30),
+       st.lists(st.tuples(st.integers(0, 200), st.integers(1, 5)), max_size=8))
+def test_a_rows_cells_are_those_read_by_hand(parts: list[str], asked: list[tuple[int, int]]) -> None:
+    from labml_site.typeset.math_katex import _Rows
+
+    tex = "".join(parts)
+    rows = _Rows(tex)
+    ends = sorted({m.end() for m in re.finditer(r"\}", tex)} | {min(a, len(tex)) for a, _ in asked})
+    for start, (_, wanted) in zip(ends, asked * (len(ends) // max(1, len(asked)) + 1)):  # in order, as `rewrites` asks
+        assert rows.cells(start, wanted) == _row_cells_by_hand(tex, start, wanted)

@@ -1,29 +1,32 @@
 """Brace groups in TeX source, for the rewrites of math.py and math_katex.py."""
 from __future__ import annotations
 
+import re
+from functools import lru_cache
 from typing import Iterator
 
 
-def grouped(tex: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, str, int]]:
-    """(index, character, group depth after it) of each character of `tex[start:end]` that can
-    open or close a group or stand at a depth: "{" deepens, "}" goes back up (below 0 when it
-    closes a group opened before `start`); an escape (a backslash and the character after it) is
-    text, not a group's edge, given once as "\\\\" at the backslash's index."""
+@lru_cache(maxsize=None)
+def _edges(marks: str) -> re.Pattern[str]:
+    # An escape first: the character after a backslash is never a group's edge nor a mark.
+    return re.compile(r"\\[\s\S]?|[{}" + re.escape(marks) + "]")
+
+
+def grouped(tex: str, start: int = 0, end: int | None = None, marks: str = "") -> Iterator[tuple[int, str, int]]:
+    """(index, character, group depth after it) of each character of `tex[start:end]` that opens
+    or closes a group or is one of `marks`: "{" deepens, "}" goes back up (below 0 when it closes
+    a group opened before `start`); an escape (a backslash and the character after it) is text,
+    not a group's edge, given once as "\\" at the backslash's index. The characters between are
+    skipped by a regular expression, not looked at one by one: a formula can be long."""
     depth = 0
-    i = start
-    stop = len(tex) if end is None else end
-    while i < stop:
+    for m in _edges(marks).finditer(tex, start, len(tex) if end is None else end):
+        i = m.start()
         c = tex[i]
-        if c == "\\":
-            yield i, c, depth
-            i += 2
-            continue
         if c == "{":
             depth += 1
         elif c == "}":
             depth -= 1
         yield i, c, depth
-        i += 1
 
 
 def matching_brace(tex: str, open_index: int) -> int:

@@ -519,7 +519,7 @@ def _math_in_text(tex: str) -> list[tuple[int, int, str]]:
             continue
         command = tex[m.start() : m.end() - 1].rstrip() if not m.group(1) else r"\text"
         opened = -1
-        for i, c, depth in grouped(tex, m.end(), close):
+        for i, c, depth in grouped(tex, m.end(), close, marks="$"):
             if c == "$" and depth == 0:
                 if opened < 0:
                     opened = i

@@ -31,6 +31,7 @@ it.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Optional
 
@@ -93,17 +94,40 @@ def _enclosing_group(tex: str, pos: int) -> tuple[int, int]:
     return 0, len(tex)
 
 
-def _cells(tex: str, start: int) -> list[int]:
-    """Start offsets of the cells of the row beginning at `start` (to its `\\\\` or `\\end`)."""
-    cells = [start]
-    for i, c, depth in grouped(tex, start):
-        if c == "\\" and depth == 0 and (tex.startswith("\\\\", i) or tex.startswith("\\end", i)):
-            break
-        if depth < 0:  # (the "}" of a group the row is inside)
-            break
-        if c == "&" and depth == 0:
-            cells.append(i + 1)
-    return cells
+class _Rows:
+    """The cells of the rows `\\cline` rules go over, each row read once: a run of rules before
+    one row (`\\cline{1-1}\\cline{2-2}…`) would otherwise read the row once per rule, and a
+    formula is long enough for that to take seconds."""
+
+    def __init__(self, tex: str) -> None:
+        self.tex = tex
+        self.start = self.end = -1  # the row read last: from `start` to its end
+        self.ands: list[int] = []  # where its cells after the first begin
+        self.level: set[int] = set()  # offsets in it at its own depth (after a group closes)
+
+    def cells(self, start: int, wanted: int) -> list[int]:
+        """Start offsets of the first `wanted` cells of the row beginning at `start` (to its
+        `\\\\` or `\\end`)."""
+        if not (self.start < start < self.end and start in self.level):
+            self._read(start)
+        first = bisect.bisect_right(self.ands, start)
+        return [start, *self.ands[first : first + max(0, wanted - 1)]]
+
+    def _read(self, start: int) -> None:
+        tex, ands, level = self.tex, [], set()
+        end = len(tex)
+        for i, c, depth in grouped(tex, start, marks="&"):
+            if c == "\\" and depth == 0 and (tex.startswith("\\\\", i) or tex.startswith("\\end", i)):
+                end = i
+                break
+            if depth < 0:  # (the "}" of a group the row is inside)
+                end = i
+                break
+            if c == "&" and depth == 0:
+                ands.append(i + 1)
+            elif c == "}" and depth == 0:
+                level.add(i + 1)
+        self.start, self.end, self.ands, self.level = start, end, ands, level
 
 
 def _definitions(tex: str) -> dict[str, str]:
@@ -205,6 +229,7 @@ def rewrites(tex: str, marker_ok: bool, macros: tuple[tuple[str, str], ...] = ()
     without the backslash, body), whose parameterless ones \\expandafter and \\noexpand know too."""
     repl: list[tuple[int, int, str]] = []
     definitions: Optional[dict[str, str]] = None
+    rows = _Rows(tex)
     growth = 0
     for index, m in enumerate(TRIGGER.finditer(tex)):
         if index == MAX_COMMANDS:
@@ -228,7 +253,7 @@ def rewrites(tex: str, marker_ok: bool, macros: tuple[tuple[str, str], ...] = ()
             if span and marker_ok:
                 first, last = int(span.group(1)), int(span.group(2))
                 repl.append((start, group[1] + 1, ""))
-                cells = _cells(tex, group[1] + 1)
+                cells = rows.cells(group[1] + 1, last)
                 for cell in cells[first - 1:last]:
                     repl.append((cell, cell, rf"\textcolorhtml{{{CLINE}}}{{}}"))
         elif name == r"\multicolumn":
