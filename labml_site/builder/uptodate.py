@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..findings import Finding, Report
 from ..read.listing import SKIPPED_DIRS, TreeListing
 from ..read.safe_files import UnsafeFile, read_regular
+from ..translate import glossary_files
 from .cache import MISS, OUTPUT_MODULES, RACY_NS, BuildStats, FileDigests, cache_dir_for, cache_folder_problem, cache_home, load_record
 from .cache_size import note_use
 from .outputs import remove_leftovers
@@ -118,6 +119,13 @@ def take_snapshot(config: "BuildConfig") -> Snapshot:
         if root is not None:
             _walk(name, str(root), entries, files)
     trusted = True
+    # The glossaries above the translations folder, which apply to the files in it.
+    for lang in config.langs:
+        if lang != config.base_lang:
+            for path in glossary_files.above(str(config.translations), lang):
+                times = _times(path)
+                entries.append(("glossary", path, *times))
+                trusted = trusted and max(times[2], times[3]) < recent
     for module in OUTPUT_MODULES:  # where each library lives, and the folder that lists installs
         spec = importlib.util.find_spec(module)
         origin = spec.origin if spec is not None and spec.origin else ""

@@ -38,7 +38,7 @@ translation the translation lacks (`inflection.Text`: substrings in Chinese, Jap
 stems elsewhere).
 
 The glossary of a catalog is found by walking up from the catalog's folder to the nearest
-`glossary.<lang>.{json,md}` (at most `_MAX_LEVELS` folders), so the check needs only the path a
+`glossary.<lang>.{json,md}` (at most `glossary_files.LEVELS` folders), so the check needs only the path a
 finding names; parsed glossaries are cached by path, size and modification time.
 """
 from __future__ import annotations
@@ -54,10 +54,9 @@ from pathlib import Path
 
 from ..read.markup import PLACEHOLDER_RE
 from ..read.safe_files import UnsafeFile, read_regular
-from . import english_words, inflection
+from . import english_words, glossary_files, inflection
 
 MAX_GLOSSARY_BYTES = 512 * 1024
-_MAX_LEVELS = 6
 
 
 @dataclass(frozen=True)
@@ -289,20 +288,15 @@ _HERE: dict[tuple[str, str], float] = {}
 
 
 def _find_glossary(folder: Path, lang: str) -> Path | None:
-    now, here = time.monotonic(), os.fspath(folder)
-    names = (f"glossary.{lang}.json", f"glossary.{lang}.md")
-    for _ in range(_MAX_LEVELS):
+    now = time.monotonic()
+    for here in glossary_files.folders_up(os.fspath(folder)):
         cached = _HERE.get((here, lang))
         if cached is None or now - cached >= _NONE_FOR_S:
-            for name in names:
+            for name in glossary_files.names(lang):
                 candidate = os.path.join(here, name)
                 if os.path.isfile(candidate):
                     return Path(candidate)
             _HERE[(here, lang)] = now
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
     return None
 
 
