@@ -204,6 +204,13 @@ class FileDigests:
                 self.memory.set_head(key, known)
         return known[1]
 
+    def keep(self, paths: Iterable[str]) -> None:
+        """Keep remembering these files' digests, though this build did not ask for them (it
+        took what they gave from a record: `early_cutoff.py`)."""
+        if self.memory is not None:
+            for path in paths:
+                self.memory.head("file:" + path)
+
     @staticmethod
     def of_bytes(data: bytes) -> str:
         """The digest `digest` gives a file holding `data`."""
@@ -620,19 +627,17 @@ class RenderManifest:
             entries = {}
         return cls(Path(path), entries)
 
-    def reusable(self, out: Path, rel: str, key: str) -> Path | None:
-        """The previous site's file for `rel` when it holds exactly `key`'s rendering."""
+    def reusable(self, out: Path, rel: str, key: str) -> bool:
+        """Whether the previous site's file for `rel` holds exactly `key`'s rendering."""
         known = self.entries.get(rel)
         if known is None or known.digest != key:
-            return None
-        path = os.path.join(out, rel)
+            return False
         try:
-            st = os.lstat(path)  # a link put in its place is not the file this build wrote
+            st = os.lstat(os.path.join(out, rel))  # a link put in its place is not the file this build wrote
         except OSError:
-            return None
-        if (st.st_size, st.st_mtime_ns, st.st_ino) != (known.size, known.mtime_ns, known.inode):
-            return None  # edited, replaced or rebuilt without this cache since
-        return Path(path)
+            return False
+        # (else edited, replaced or rebuilt without this cache since)
+        return (st.st_size, st.st_mtime_ns, st.st_ino) == (known.size, known.mtime_ns, known.inode)
 
     def record(self, rel: str, key: str) -> None:
         self.pending[rel] = key

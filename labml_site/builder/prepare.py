@@ -32,6 +32,7 @@ from . import memo as memo_layer
 from . import pipeline
 from .cache import MISS, FileDigests, ObjectStore
 from .config import BuildConfig
+from .early_cutoff import EarlyCutoff
 from .ui_catalogs import load_ui
 from .heads import PageHead, TextHead, page_head, text_head
 from .memo import Input, Memo
@@ -39,6 +40,8 @@ from .workers import broken_pool, process_pool
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
+
+    from .uptodate import Snapshot
 
 
 PARALLEL_MIN_FILES = 24  # below this, starting workers costs more than it saves
@@ -105,6 +108,7 @@ class Prepared:
     findings: list[Finding] = field(default_factory=list)  # about the inputs (a translation found by case)
     translations: TreeListing | None = None  # the translations folder as the build's snapshot saw it
     by_case: dict[tuple[str, str], str] = field(default_factory=dict)  # (rel, lang) → its translation file, found by case
+    glossaries: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # (folder, lang) → its glossary, if any
 
     def catalog_input(self, rel: str, lang: str) -> Input | None:
         """The files `Catalog.load` reads for a page's text in `lang`, as a stage's input (their
@@ -113,11 +117,20 @@ class Prepared:
         return Input(job.files_digest, lambda: job.catalog, job.files) if job.catalog is not None else None
 
 
-def _catalog_files(path: str, lang: str) -> list[str]:
+def _catalog_files(prepared: Prepared, path: str, lang: str) -> tuple[str, ...]:
     """What `Catalog.load` reads: the translation file, its fuzzy sidecar, and the glossary its
     checks compare terms with (if there is one)."""
-    found = glossary.glossary_path(os.path.dirname(path), lang)
-    return [path, sidecar_name(path, "fuzzy")] + ([os.fspath(found)] if found is not None else [])
+    return (path, sidecar_name(path, "fuzzy"), *_glossary_of(prepared, os.path.dirname(path), lang))
+
+
+def _glossary_of(prepared: Prepared, folder: str, lang: str) -> tuple[str, ...]:
+    """The glossary that applies to the translation files in `folder` (none: empty), looked for
+    once per folder in a build."""
+    found = prepared.glossaries.get((folder, lang))
+    if found is None:
+        path = glossary.glossary_path(folder, lang)
+        found = prepared.glossaries[(folder, lang)] = (os.fspath(path),) if path is not None else ()
+    return found
 
 
 @dataclass(frozen=True)
@@ -277,17 +290,24 @@ def prepare_pages(
     config: BuildConfig,
     memo: Memo,
     meanwhile: Callable[[], object] | None = None,
-    translations: TreeListing | None = None,
+    snapshot: "Snapshot | None" = None,
 ) -> Prepared:
     """Every page's head and its text heads in every language, computing only what changed.
     `meanwhile`: the main process's own work, done while worker processes (if any) analyse;
-    `translations`: what the build's snapshot saw of the translations folder."""
+    `snapshot`: the metadata of the inputs as the build started (what it saw of the translations
+    folder; which files' preparations the last build's records still describe)."""
     markers = {lang: load_ui(lang, config.locales).gettext("Not yet translated") for lang in config.langs}
-    prepared = Prepared({}, {f.rel: {} for f in files.pages}, {}, translations=translations)
+    listing = snapshot.listing("translations") if snapshot is not None else None
+    prepared = Prepared({}, {f.rel: {} for f in files.pages}, {}, translations=listing)
+    cutoff = EarlyCutoff(snapshot if listing is not None else None, memo)  # (resolving by case reads the listing)
     dispatch = _Dispatch(memo.object_store, config.jobs, len(files.pages))
+    taken: set[str] = set()  # the files whose records are as they were
     try:
         # Largest files first, so the workers finish together.
         for file in sorted(files.pages, key=_size, reverse=True):
+            if _as_recorded(prepared, memo, file, cutoff.found(file)):
+                taken.add(file.rel)
+                continue
             job = _file_job(prepared, memo, config, file, markers)
             if job is not None:
                 dispatch.add(job)
@@ -297,6 +317,9 @@ def prepare_pages(
             _take_group(prepared, memo, group, result)
     finally:
         dispatch.close()
+    for file in files.pages:
+        if file.rel not in taken:
+            _record(prepared, config, file, cutoff)
     _keep_last_good(prepared, memo, config, markers)
     order = [f.rel for f in files.pages]  # discovery order, as the site lists them
     prepared.heads = {rel: prepared.heads[rel] for rel in order}
@@ -352,7 +375,7 @@ def _text_jobs(prepared: Prepared, memo: Memo, config: BuildConfig, file: Source
             if found_by_case is not None:
                 prepared.findings.append(found_by_case)
                 prepared.by_case[(file.rel, lang)] = catalog
-            catalog_in = memo.files(_catalog_files(catalog, lang), catalog)
+            catalog_in = memo.files(_catalog_files(prepared, catalog, lang), catalog)
         inputs = _text_inputs(prepared, memo, file.rel, lang, catalog_in, translations, markers[lang], page)
         text_digest = memo.digest(pipeline.localize_at, *inputs)
         prepared.text_digests.setdefault(file.rel, {})[lang] = text_digest
@@ -367,6 +390,50 @@ def _text_jobs(prepared: Prepared, memo: Memo, config: BuildConfig, file: Source
         else:
             missing.append(lang_job)
     return missing
+
+
+def _as_recorded(prepared: Prepared, memo: Memo, file: SourceFile, state: tuple | None) -> bool:
+    """Take what the last build's preparation of `file` found (`_record`), when the cache still
+    holds its heads; False: prepare it."""
+    if state is None:
+        return False
+    source_digest, digest, langs = state
+    head = memo.head(digest)
+    if not isinstance(head, PageHead) or _failed_head(head):
+        return False
+    texts = [memo.head(lj.digest) for lj in langs]
+    if not all(isinstance(text, TextHead) for text in texts):
+        return False
+    rel = file.rel
+    prepared.files[rel], prepared.source_digests[rel], prepared.digests[rel] = file, source_digest, digest
+    prepared.heads[rel] = head
+    prepared.is_index[rel] = file.is_index
+    digests = prepared.text_digests.setdefault(rel, {})
+    for lj, text in zip(langs, texts):
+        if lj.catalog is not None and lj.catalog != os.path.join(lj.root, f"{file.base}.{lj.lang}.json"):
+            _, found_by_case = resolve_translation_file(lj.root, file.base, lj.lang, prepared.translations)
+            if found_by_case is not None:  # (the listing is as it was: always)
+                prepared.findings.append(found_by_case)
+                prepared.by_case[(rel, lj.lang)] = lj.catalog
+        digests[lj.lang] = lj.digest
+        prepared.lang_jobs[(rel, lj.lang)] = lj
+        prepared.text_heads[rel][lj.lang] = text
+    memo.cache.files.keep([os.fspath(file.path), *(path for lj in langs for path in lj.files)])
+    memo.stats.analysis_reused += 1
+    memo.stats.localization_reused += len(langs)
+    return True
+
+
+def _record(prepared: Prepared, config: BuildConfig, file: SourceFile, cutoff: EarlyCutoff) -> None:
+    """What preparing `file` found, for the next build (`_as_recorded`): never a page that
+    failed, which the next build tries again."""
+    rel = file.rel
+    head = prepared.heads.get(rel)
+    if not isinstance(head, PageHead) or _failed_head(head) or len(prepared.text_heads[rel]) != len(config.langs):
+        return
+    langs = tuple(prepared.lang_jobs[(rel, lang)] for lang in config.langs)
+    paths = [os.fspath(file.path), *(path for lj in langs for path in lj.files)]
+    cutoff.keep(file, paths, (prepared.source_digests[rel], prepared.digests[rel], langs))
 
 
 # The inputs of each stage call, in one place: `memo.digest` of them is the call's digest, and

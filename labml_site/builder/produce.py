@@ -44,6 +44,14 @@ PARALLEL_MIN_OUTPUTS = 200  # fewer renders than this are quicker in the main pr
 _COUNTERS = ("analysed", "localized", "linked")  # what producing an output may have to compute
 
 
+class _Kept:
+    def __repr__(self) -> str:
+        return "KEPT"
+
+
+KEPT = _Kept()  # an output in `reused`, the previous site's file as it is (`Production.previous`)
+
+
 @dataclass(frozen=True)
 class Copy:
     """A file published as it is, known by its bytes."""
@@ -55,7 +63,7 @@ class Copy:
 class Production:
     memo: Memo
     out: Path  # the site folder (resolved)
-    outputs: dict[str, Any] = field(default_factory=dict)  # out path → bytes, a file to copy, or Deferred
+    outputs: dict[str, Any] = field(default_factory=dict)  # out path → bytes, a file to copy, Deferred or KEPT
     reused: set[str] = field(default_factory=set)  # outputs that are the previous site's files
     defer: bool = False  # renders wait for `produce` (so they can run in workers)
 
@@ -86,15 +94,19 @@ class Production:
         made, reused = ("copied", "copy_reused") if copy else ("rendered", "render_reused")
         if cache.enabled and digest is not None:
             cache.manifest.record(out_rel, digest)
-            previous = cache.manifest.reusable(self.out, out_rel, digest)
-            if previous is not None:
+            if cache.manifest.reusable(self.out, out_rel, digest):
                 setattr(self.stats, reused, getattr(self.stats, reused) + 1)
                 self.reused.add(out_rel)
-                return previous
+                return KEPT
         setattr(self.stats, made, getattr(self.stats, made) + 1)
         if self.defer:
             return Deferred(produce, group or out_rel)
         return utf8(produce())
+
+    def previous(self) -> None:
+        """The outputs that are the previous site's files, as files to put in a new site."""
+        for rel in self.reused:
+            self.outputs[rel] = self.out / rel
 
     def copies_not_links(self) -> None:
         """Files published as they are (sources for "View source", figures, the theme's static

@@ -551,7 +551,7 @@ def _build(config: BuildConfig, production: Production, snapshot: Snapshot, star
         theme.compile_all()  # before the render workers fork, so that they share it
 
     # 2. Every file analysed and localized (or known from the last build).
-    prepared = prepare_pages(files, config, memo, meanwhile, snapshot.listing("translations"))
+    prepared = prepare_pages(files, config, memo, meanwhile, snapshot)
     report.extend(prepared.findings)
     for head in prepared.heads.values():
         report.extend(head.findings)
@@ -604,6 +604,7 @@ def _write(site: _Site) -> int:
         engine.produce()
         return update_in_place(engine.outputs, engine.reused, out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    engine.previous()  # (linked or copied into the new site)
     tmp = new_site_folder(out)
     try:
         # Pages whose analyses and texts share a cache pack go to the same task, one after the
