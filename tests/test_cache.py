@@ -628,3 +628,24 @@ def test_prev_next_follow_titles_and_the_reading_order(tmp_path):
     assert "next" not in _pager(out / "toy/page.html")
     index = text(out / "toy/index.html")
     assert index.index('href="user.html">Using the scale') < index.index('href="page.html">Scores, scaled')
+
+
+def test_the_render_manifest_grows_by_what_an_edit_changed(tmp_path):
+    extra = {f"toy/extra{i}.py": f'"""\n# Extra page {i}\n\nSome text.\n"""\nx = {i}\n' for i in range(30)}
+    src, tr = make_tree(tmp_path, {"toy/__init__.py": INDEX, "toy/page.py": PAGE, "toy/user.py": USER, **extra})
+    out = tmp_path / "site"
+    first = build(config(src, tr, out))
+    root = build_cache.cache_dir_for(out)
+    base = (root / "rendered.pkl").read_bytes()
+    edit(src / "toy/user.py", "# Scale by four", "# Scale by four, as the other page does")
+    second = build(config(src, tr, out))
+    assert 0 < second.stats.rendered < first.stats.rendered
+    assert (root / "rendered.pkl").read_bytes() == base  # not written again: the change is appended
+    assert 0 < (root / "rendered.log").stat().st_size * 4 < len(base)
+    loaded = build_cache.RenderManifest.load(root).entries  # (as the next process reads it)
+    assert set(loaded) <= set(snapshot(out)) and len(loaded) > 10
+    # Each entry names the very file in the site: the next rebuild keeps them all.
+    for rel, written in loaded.items():
+        st = (out / rel).stat()
+        assert (st.st_size, st.st_mtime_ns, st.st_ino) == (written.size, written.mtime_ns, written.inode), rel
+    assert build_cache.RenderManifest.load(root, keep_in_memory=True).entries == loaded

@@ -79,7 +79,7 @@ def test_a_cache_planted_in_the_work_tree_is_never_loaded(tmp_path):
     for folder in (tmp_path / ".site-cache", src / ".site-cache", tmp_path / ".cache" / "labml-site"):
         (folder / "objects").mkdir(parents=True)
         (folder / "templates" / "jinja-x").mkdir(parents=True)
-        for name in ("heads.pkl", "heads.log", "rendered.pkl", "last-build.pkl", "objects/x.pkl", "templates/jinja-x/t.cache"):
+        for name in ("heads.pkl", "heads.log", "rendered.pkl", "rendered.log", "last-build.pkl", "objects/x.pkl", "templates/jinja-x/t.cache"):
             (folder / name).write_bytes(b"LSC2" + len(evil).to_bytes(8, "little") + bytes(4) + evil)
     build(config(src, tr, out))
     build(config(src, tr, out))

@@ -14,7 +14,7 @@ Three kinds of things are cached:
   builder's fingerprint (version, the builder's own source files, the versions of the libraries
   that shape the output). Nothing is ever looked up by name or date, so a stale entry cannot be
   found: a changed input is a different key. A file's analysis and texts share one pack file.
-* **Heads** (`HeadsFile`, heads.py): the small facts about each object that other pages need,
+* **Heads** (`DictFile`, heads.py): the small facts about each object that other pages need,
   under the object's key, all in one record; plus file digests and which pack holds which key.
 * **Rendered outputs** (`RenderManifest`): for each file written by the previous build, the digest
   of what it was made from (its inputs, the language's constants, the template and the theme).
@@ -221,15 +221,16 @@ class FileDigests:
         return digest(*(self.digest(path) for path in paths))
 
 
-class HeadsFile:
-    """Where the heads live: `heads.pkl`, the whole dict, plus `heads.log`, the changes of later
-    builds appended as checksummed frames. A one-file edit changes a few heads of a record of
-    megabytes: appending them costs what they weigh, and the log is folded into the record when
-    it grows past a quarter of it. A torn frame (a crash while appending) ends the log there."""
+class DictFile:
+    """A dict kept from one build to the next (the heads, the render manifest): `<name>.pkl`, the
+    whole dict, plus `<name>.log`, the changes of later builds appended as checksummed frames. A
+    one-file edit changes a few entries of a record of megabytes: appending them costs what they
+    weigh, and the log is folded into the record when it grows past a quarter of it. A torn frame
+    (a crash while appending) ends the log there."""
 
-    def __init__(self, root: Path) -> None:
-        self.base = Path(root) / "heads.pkl"
-        self.log = Path(root) / "heads.log"
+    def __init__(self, root: Path, name: str = "heads") -> None:
+        self.base = Path(root) / f"{name}.pkl"
+        self.log = Path(root) / f"{name}.log"
 
     def load(self) -> dict[str, Any]:
         heads = _decode(read_bytes(self.base) or b"")
@@ -611,21 +612,26 @@ class Written:
     inode: int
 
 
+_RENDERED = "rendered"  # the manifest's DictFile
+_MANIFESTS: dict[Path, dict[str, "Written"]] = {}  # cache folder → its manifest, for long-lived processes
+
+
 @dataclass
 class RenderManifest:
-    """Which output file holds which rendered input, for the site at `out`."""
+    """Which output file holds which rendered input, for the site at `out` (a `DictFile`: a
+    rebuild after an edit appends the few entries it changed)."""
 
-    path: Path
+    root: Path  # the cache folder
     entries: dict[str, Written] = field(default_factory=dict)
     pending: dict[str, str] = field(default_factory=dict)  # out rel → digest rendered or reused now
+    keep_in_memory: bool = False
 
     @classmethod
-    def load(cls, path: Path) -> "RenderManifest":
-        data = read_bytes(path)
-        entries = _decode(data) if data is not None else MISS
-        if not isinstance(entries, dict):
-            entries = {}
-        return cls(Path(path), entries)
+    def load(cls, root: Path, keep_in_memory: bool = False) -> "RenderManifest":
+        entries = _MANIFESTS.get(root) if keep_in_memory else None
+        if entries is None:
+            entries = DictFile(root, _RENDERED).load()
+        return cls(root, entries, keep_in_memory=keep_in_memory)
 
     def reusable(self, out: Path, rel: str, key: str) -> bool:
         """Whether the previous site's file for `rel` holds exactly `key`'s rendering."""
@@ -656,12 +662,14 @@ class RenderManifest:
             except OSError:
                 continue
             entries[rel] = Written(key, st.st_size, st.st_mtime_ns, st.st_ino)
-        data = _encode(pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL))
-        try:
-            write_atomically(self.path, data)
-        except OSError:
-            pass
+        old = self.entries
+        changed = [rel for rel, written in entries.items() if old.get(rel) != written]
+        removed = [rel for rel in old if rel not in entries]
+        if changed or removed:
+            DictFile(self.root, _RENDERED).save(entries, changed, removed)
         self.entries, self.pending = entries, {}
+        if self.keep_in_memory:
+            _MANIFESTS[self.root] = entries
 
 
 # ---------------------------------------------------------------------------------------------
@@ -729,12 +737,12 @@ class BuildCache:
             if problem:  # never load a pickle someone else could have put there
                 enabled, refused = False, problem
         memory = _MEMORY.setdefault(root, {}) if keep_in_memory else None
-        manifest = RenderManifest.load(root / "rendered.pkl") if enabled else RenderManifest(root / "rendered.pkl")
+        manifest = RenderManifest.load(root, keep_in_memory) if enabled else RenderManifest(root)
         heads: dict[str, Any] = {}
         if enabled:
             heads = _HEADS.get(root) if keep_in_memory and root in _HEADS else None
             if heads is None:
-                heads = HeadsFile(root).load()
+                heads = DictFile(root).load()
             if keep_in_memory:
                 _HEADS[root] = heads
         return cls(root, ObjectStore(root, memory), manifest, builder_fingerprint(), enabled, heads=heads, refused=refused)
@@ -814,7 +822,7 @@ class BuildCache:
         for key in stale:
             del self.heads[key]
         if stale or self.heads_changed:
-            HeadsFile(self.root).save(self.heads, self.heads_changed, stale)
+            DictFile(self.root).save(self.heads, self.heads_changed, stale)
             self.heads_changed = set()
 
     def finish(self, out: Path, kept: set[str] = frozenset()) -> None:
