@@ -286,6 +286,23 @@ def test_builder_change_invalidates_everything(tmp_path, monkeypatch):
     assert result.stats.analysed == 3 and result.stats.render_reused == 0
 
 
+def test_after_a_builder_change_the_heads_record_holds_one_generation(tmp_path, monkeypatch):
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    build(config(src, tr, out))
+    root = build_cache.cache_dir_for(out)
+    before = build_cache.DictFile(root).load()
+    monkeypatch.setattr(build_cache, "builder_fingerprint", lambda: "a-new-builder")
+    build_reading(config(src, tr, out))
+    # Every entry of the build before is gone, and the record written again without them (not
+    # a log of their removal that each later build would load them all to replay).
+    assert not (root / "heads.log").exists()
+    on_disk = pickle.loads((root / "heads.pkl").read_bytes()[16:])
+    assert on_disk == build_cache.DictFile(root).load()
+    common = {key for key in set(on_disk) & set(before) if not key.startswith(("file:", "record:"))}  # (by name)
+    assert not common, [(k, type(on_disk[k]).__name__, before[k] == on_disk[k]) for k in sorted(common)][:8]
+
+
 def test_fingerprint_covers_version_and_source_files(tmp_path):
     package = tmp_path / "pkg"
     shutil.copytree(Path(build_cache.__file__).parent.parent, package, ignore=shutil.ignore_patterns("__pycache__"))

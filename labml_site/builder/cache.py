@@ -251,20 +251,24 @@ class DictFile:
         return heads
 
     def save(self, heads: dict[str, Any], changed: Iterable[str], removed: Iterable[str]) -> None:
+        """`heads` as it now is, of which `changed` are new or different and `removed` gone: the
+        changes appended, or the whole dict written when the log would outgrow a quarter of the
+        record or the record holds many entries that are gone (after the builder changed, every
+        entry of the build before: loading them all again at each build would cost twice)."""
+        removed = list(removed)
         try:
             base_size = self.base.stat().st_size
             log_size = self.log.stat().st_size if self.log.exists() else 0
         except OSError:
             base_size = log_size = 0
         try:
-            frame = b""
-            if base_size:  # (else the whole record is written: no frame to make)
-                changes = ({k: heads[k] for k in changed if k in heads}, list(removed))
+            if base_size and len(removed) * 4 < len(heads):  # (else the whole record is written)
+                changes = ({k: heads[k] for k in changed if k in heads}, removed)
                 frame = _encode(pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL))
-            if base_size and (log_size + len(frame)) * 4 < base_size:
-                with open(self.log, "ab") as f:
-                    f.write(frame)
-                return
+                if (log_size + len(frame)) * 4 < base_size:
+                    with open(self.log, "ab") as f:
+                        f.write(frame)
+                    return
             write_atomically(self.base, _encode(pickle.dumps(heads, protocol=pickle.HIGHEST_PROTOCOL)))
             self.log.unlink(missing_ok=True)  # (a crash before this replays changes the record has)
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
