@@ -233,8 +233,8 @@ class DictFile:
         self.log = Path(root) / f"{name}.log"
 
     def load(self) -> dict[str, Any]:
-        heads = _decode(read_bytes(self.base) or b"")
-        if not isinstance(heads, dict):
+        entries = _decode(read_bytes(self.base) or b"")
+        if not isinstance(entries, dict):
             return {}
         log = read_bytes(self.log) or b""
         position = 0
@@ -244,17 +244,17 @@ class DictFile:
             if not (isinstance(change, tuple) and len(change) == 2):
                 break
             changed, removed = change
-            heads.update(changed)
+            entries.update(changed)
             for key in removed:
-                heads.pop(key, None)
+                entries.pop(key, None)
             position += _HEAD + size
-        return heads
+        return entries
 
-    def save(self, heads: dict[str, Any], changed: Iterable[str], removed: Iterable[str]) -> None:
-        """`heads` as it now is, of which `changed` are new or different and `removed` gone: the
+    def save(self, entries: dict[str, Any], changed: Iterable[str], removed: Iterable[str]) -> None:
+        """`entries` as it now is, of which `changed` are new or different and `removed` gone: the
         changes appended, or the whole dict written when the log would outgrow a quarter of the
         record or the record holds many entries that are gone (after the builder changed, every
-        entry of the build before: loading them all again at each build would cost twice)."""
+        head of the build before: loading them all again at each build would cost twice)."""
         removed = list(removed)
         try:
             base_size = self.base.stat().st_size
@@ -262,14 +262,14 @@ class DictFile:
         except OSError:
             base_size = log_size = 0
         try:
-            if base_size and len(removed) * 4 < len(heads):  # (else the whole record is written)
-                changes = ({k: heads[k] for k in changed if k in heads}, removed)
+            if base_size and len(removed) * 4 < len(entries):  # (else the whole record is written)
+                changes = ({k: entries[k] for k in changed if k in entries}, removed)
                 frame = _encode(pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL))
                 if (log_size + len(frame)) * 4 < base_size:
                     with open(self.log, "ab") as f:
                         f.write(frame)
                     return
-            write_atomically(self.base, _encode(pickle.dumps(heads, protocol=pickle.HIGHEST_PROTOCOL)))
+            write_atomically(self.base, _encode(pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL)))
             self.log.unlink(missing_ok=True)  # (a crash before this replays changes the record has)
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             pass

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..read.structure import SourceFile
-from .cache import MISS
 from .memo import Memo
 from .uptodate import Snapshot
 
@@ -64,7 +63,7 @@ class EarlyCutoff:
         if not self.enabled:
             return None
         record = self.memo.record(_RECORD + file.rel)
-        if record is MISS or not isinstance(record, FileRecord) or record.world != self.world or record.file != file:
+        if not isinstance(record, FileRecord) or record.world != self.world or record.file != file:
             return None
         stats, racy = self.stats, self.racy
         for path, known in record.read:

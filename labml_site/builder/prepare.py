@@ -108,7 +108,6 @@ class Prepared:
     findings: list[Finding] = field(default_factory=list)  # about the inputs (a translation found by case)
     translations: TreeListing | None = None  # the translations folder as the build's snapshot saw it
     by_case: dict[tuple[str, str], str] = field(default_factory=dict)  # (rel, lang) → its translation file, found by case
-    glossaries: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # (folder, lang) → its glossary, if any
 
     def catalog_input(self, rel: str, lang: str) -> Input | None:
         """The files `Catalog.load` reads for a page's text in `lang`, as a stage's input (their
@@ -117,20 +116,11 @@ class Prepared:
         return Input(job.files_digest, lambda: job.catalog, job.files) if job.catalog is not None else None
 
 
-def _catalog_files(prepared: Prepared, path: str, lang: str) -> tuple[str, ...]:
+def _catalog_files(path: str, lang: str) -> list[str]:
     """What `Catalog.load` reads: the translation file, its fuzzy sidecar, and the glossary its
     checks compare terms with (if there is one)."""
-    return (path, sidecar_name(path, "fuzzy"), *_glossary_of(prepared, os.path.dirname(path), lang))
-
-
-def _glossary_of(prepared: Prepared, folder: str, lang: str) -> tuple[str, ...]:
-    """The glossary that applies to the translation files in `folder` (none: empty), looked for
-    once per folder in a build."""
-    found = prepared.glossaries.get((folder, lang))
-    if found is None:
-        path = glossary.glossary_path(folder, lang)
-        found = prepared.glossaries[(folder, lang)] = (os.fspath(path),) if path is not None else ()
-    return found
+    found = glossary.glossary_path(os.path.dirname(path), lang)
+    return [path, sidecar_name(path, "fuzzy")] + ([os.fspath(found)] if found is not None else [])
 
 
 @dataclass(frozen=True)
@@ -375,7 +365,7 @@ def _text_jobs(prepared: Prepared, memo: Memo, config: BuildConfig, file: Source
             if found_by_case is not None:
                 prepared.findings.append(found_by_case)
                 prepared.by_case[(file.rel, lang)] = catalog
-            catalog_in = memo.files(_catalog_files(prepared, catalog, lang), catalog)
+            catalog_in = memo.files(_catalog_files(catalog, lang), catalog)
         inputs = _text_inputs(prepared, memo, file.rel, lang, catalog_in, translations, markers[lang], page)
         text_digest = memo.digest(pipeline.localize_at, *inputs)
         prepared.text_digests.setdefault(file.rel, {})[lang] = text_digest
@@ -397,7 +387,7 @@ def _as_recorded(prepared: Prepared, memo: Memo, file: SourceFile, state: tuple 
     holds its heads; False: prepare it."""
     if state is None:
         return False
-    source_digest, digest, langs = state
+    source_digest, digest, langs, by_case = state
     head = memo.head(digest)
     if not isinstance(head, PageHead) or _failed_head(head):
         return False
@@ -410,15 +400,15 @@ def _as_recorded(prepared: Prepared, memo: Memo, file: SourceFile, state: tuple 
     prepared.is_index[rel] = file.is_index
     digests = prepared.text_digests.setdefault(rel, {})
     for lj, text in zip(langs, texts):
-        if lj.catalog is not None and lj.catalog != os.path.join(lj.root, f"{file.base}.{lj.lang}.json"):
+        if lj.lang in by_case:  # (its finding, as resolving it gives it: the listing is as it was)
             _, found_by_case = resolve_translation_file(lj.root, file.base, lj.lang, prepared.translations)
-            if found_by_case is not None:  # (the listing is as it was: always)
+            if found_by_case is not None:
                 prepared.findings.append(found_by_case)
                 prepared.by_case[(rel, lj.lang)] = lj.catalog
         digests[lj.lang] = lj.digest
         prepared.lang_jobs[(rel, lj.lang)] = lj
         prepared.text_heads[rel][lj.lang] = text
-    memo.cache.files.keep([os.fspath(file.path), *(path for lj in langs for path in lj.files)])
+    memo.cache.files.keep(_files_read(file, langs))
     memo.stats.analysis_reused += 1
     memo.stats.localization_reused += len(langs)
     return True
@@ -432,8 +422,13 @@ def _record(prepared: Prepared, config: BuildConfig, file: SourceFile, cutoff: E
     if not isinstance(head, PageHead) or _failed_head(head) or len(prepared.text_heads[rel]) != len(config.langs):
         return
     langs = tuple(prepared.lang_jobs[(rel, lang)] for lang in config.langs)
-    paths = [os.fspath(file.path), *(path for lj in langs for path in lj.files)]
-    cutoff.keep(file, paths, (prepared.source_digests[rel], prepared.digests[rel], langs))
+    by_case = tuple(lang for lang in config.langs if (rel, lang) in prepared.by_case)
+    cutoff.keep(file, _files_read(file, langs), (prepared.source_digests[rel], prepared.digests[rel], langs, by_case))
+
+
+def _files_read(file: SourceFile, langs: Iterable[_LangJob]) -> list[str]:
+    """What preparing `file` reads: its source and, per language, what `Catalog.load` reads."""
+    return [os.fspath(file.path), *(path for lj in langs for path in lj.files)]
 
 
 # The inputs of each stage call, in one place: `memo.digest` of them is the call's digest, and

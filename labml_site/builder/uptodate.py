@@ -123,17 +123,13 @@ def take_snapshot(config: "BuildConfig") -> Snapshot:
     for lang in config.langs:
         if lang != config.base_lang:
             for path in glossary_files.above(str(config.translations), lang):
-                times = _times(path)
-                entries.append(("glossary", path, *times))
-                trusted = trusted and max(times[2], times[3]) < recent
+                trusted = _watched(entries, recent, "glossary", path) and trusted
     for module in OUTPUT_MODULES:  # where each library lives, and the folder that lists installs
         spec = importlib.util.find_spec(module)
         origin = spec.origin if spec is not None and spec.origin else ""
         for what, path in (("library", origin), ("library folder", os.path.dirname(os.path.dirname(origin)))):
             if path:
-                times = _times(path)
-                entries.append((what, module, path, *times))
-                trusted = trusted and max(times[2], times[3]) < recent  # (a folder's bytes say nothing)
+                trusted = _watched(entries, recent, what, module, path) and trusted
     contents: dict[str, str] = {}
     for path, size, mtime, ctime in files:
         if max(mtime, ctime) >= recent:
@@ -158,6 +154,14 @@ def _config_part(config: "BuildConfig") -> tuple:
         value = getattr(config, f.name)
         parts.append((f.name, (str(value), str(Path(value).resolve())) if isinstance(value, Path) else value))
     return tuple(parts)
+
+
+def _watched(entries: list[tuple], recent: int, *entry: str) -> bool:
+    """Add `entry`, whose last item is a path, with that path's metadata; whether its times are
+    old enough to vouch for it (its bytes are not compared: a folder's say nothing)."""
+    times = _times(entry[-1])
+    entries.append((*entry, *times))
+    return max(times[2], times[3]) < recent
 
 
 def _times(path: str) -> tuple[int, int, int, int, int]:
