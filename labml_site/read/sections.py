@@ -569,14 +569,20 @@ def _is_bytes_or_fstring(literal: str) -> bool:
     return "b" in prefix or "f" in prefix
 
 
-def _tokenize(text: str, path: str) -> PythonTokens:
+def python_tokens(text: str) -> PythonTokens:
+    """tokenize's tokens of `text` (`PythonTokens`): read by `_fast_tokens` where it is sure to
+    agree, else by tokenize, whose `TokenError` or `SyntaxError` it raises."""
     if _FAST_TOKENIZER:
         try:
             return _fast_tokens(text)
         except _GiveUp:
             pass
+    return _from_tokenize(text, tokenize.generate_tokens(io.StringIO(text).readline))
+
+
+def _tokenize(text: str, path: str) -> PythonTokens:
     try:
-        return _from_tokenize(text, tokenize.generate_tokens(io.StringIO(text).readline))
+        return python_tokens(text)
     except (tokenize.TokenError, SyntaxError) as e:  # (IndentationError is a SyntaxError)
         # tokenize says where it gave up (an unclosed bracket: at the end of the file); Python's
         # parser says where the mistake is, as `python file.py` would. Asked only on failure.

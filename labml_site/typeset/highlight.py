@@ -13,7 +13,6 @@ construct the classifier does not reproduce) and colours prose code blocks.
 from __future__ import annotations
 
 import html
-import io
 import keyword
 import re
 import token
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from pygments.token import STANDARD_TYPES, Token, _TokenType
 
-from ..read.sections import _FAST_TOKENIZER, PythonTokens, TokenItem, _fast_tokens, _from_tokenize, _GiveUp
+from ..read.sections import PythonTokens, TokenItem, _from_tokenize, python_tokens
 from .pygments_tables import python_words, style_defs
 
 if TYPE_CHECKING:
@@ -481,13 +480,8 @@ def _snippet_lines(code: str) -> list[str]:
 def _snippet_tokens(code: str) -> PythonTokens | None:
     """tokenize's tokens of `code`, None where it fails (an unclosed bracket, a stray indent):
     from the section scanner's reader where it can, which saves compiling tokenize's patterns."""
-    if _FAST_TOKENIZER:
-        try:
-            return _fast_tokens(code)
-        except _GiveUp:
-            pass
     try:
-        return _from_tokenize(code, tokenize.generate_tokens(io.StringIO(code).readline))
+        return python_tokens(code)
     except (tokenize.TokenError, SyntaxError):
         return None
 
