@@ -141,12 +141,13 @@ def shown_path(path: Path | str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
-def _listed(source_dir: Path, listing: TreeListing) -> list[Path] | None:
-    """`_walk`'s files, from a listing of the folder that holds nothing `_walk` would report
-    (None otherwise, and the disk is walked: what it reports, and in its order, is the disk's)."""
+def _listed(listing: TreeListing) -> list[str] | None:
+    """`_walk`'s files as paths under the folder, in its order, from a listing of the folder that
+    holds nothing `_walk` would report (None otherwise, and the disk is walked: what it reports,
+    and in its order, is the disk's)."""
     if not listing.complete:
         return None
-    files: list[Path] = []
+    files: list[str] = []
     for rel, mode in listing.modes.items():
         if bad_name(rel.rpartition("/")[2]):  # (a folder's name is checked as its own entry)
             return None
@@ -157,8 +158,13 @@ def _listed(source_dir: Path, listing: TreeListing) -> list[Path] | None:
             continue
         if not stat.S_ISREG(mode) or (suffix in PAGE_SUFFIXES and listing.sizes.get(rel, 0) > MAX_SOURCE_BYTES):
             return None
-        files.append(source_dir / rel)
-    return sorted(files)
+        files.append(rel)
+    return sorted(files, key=_path_order)
+
+
+def _path_order(rel: str) -> list[str]:
+    """The order of `sorted` on the paths (a `PurePath` compares its parts): `a/b` before `a-b`."""
+    return rel.split("/")
 
 
 def _walk(source_dir: Path, findings: list[Finding]) -> list[Path]:
@@ -226,27 +232,28 @@ def discover(source_dir: Path, langs: Iterable[str] = (), base_lang: str | None 
     if not source_dir.is_dir():
         raise FileNotFoundError(f"source folder {source_dir} does not exist: pass --source DIR")
     findings: list[Finding] = []
-    files = _listed(source_dir, listing) if listing is not None else None
-    if files is None:
-        files = _walk(source_dir, findings)
-    by_folder: dict[str, list[tuple[PurePosixPath, Path]]] = {}
+    listed = _listed(listing) if listing is not None else None
+    if listed is not None:
+        files = [(rel, source_dir / rel) for rel in listed]
+    else:
+        files = [(path.relative_to(source_dir).as_posix(), path) for path in _walk(source_dir, findings)]
+    by_folder: dict[str, list[tuple[str, Path]]] = {}
     assets: dict[str, Asset] = {}
-    for path in files:
-        rel = PurePosixPath(path.relative_to(source_dir).as_posix())
-        if rel.suffix in PAGE_SUFFIXES:
-            by_folder.setdefault(str(rel.parent) if str(rel.parent) != "." else "", []).append((rel, path))
+    for rel, path in files:
+        if posixpath.splitext(rel)[1] in PAGE_SUFFIXES:
+            by_folder.setdefault(posixpath.dirname(rel), []).append((rel, path))
         else:
-            assets[str(rel)] = Asset(str(rel), path)
+            assets[rel] = Asset(rel, path)
 
     pages: list[SourceFile] = []
     folders: dict[str, Folder] = {}
     for folder_rel, entries in sorted(by_folder.items()):
-        names = {rel.name.lower(): (rel, path) for rel, path in entries}
+        names = {posixpath.basename(rel).lower() for rel, _path in entries}
         index_name = next((n for n in INDEX_NAMES if n in names), None)
         folder = _ensure_folder(folders, folder_rel)
         for rel, path in entries:
-            is_index = index_name is not None and rel.name.lower() == index_name
-            page = SourceFile(str(rel), path, _page_url(str(rel), is_index), is_index)
+            is_index = index_name is not None and posixpath.basename(rel).lower() == index_name
+            page = SourceFile(rel, path, _page_url(rel, is_index), is_index)
             pages.append(page)
             if is_index:
                 folder.index = page
@@ -267,9 +274,10 @@ def discover(source_dir: Path, langs: Iterable[str] = (), base_lang: str | None 
 def page_outputs(page: SourceFile) -> list[str]:
     """What a page publishes under a language's root: the page, its source, its Markdown
     (`page.html.md`) and, for Python, its notebook and its "View source" page (`page.py.html`)."""
+    base, suffix = posixpath.splitext(page.rel)
     outputs = [page.url, page.rel, page.url + ".md"]
-    if page.suffix == ".py":
-        outputs += [posixpath.splitext(page.rel)[0] + ".ipynb", page.rel + ".html"]
+    if suffix == ".py":
+        outputs += [base + ".ipynb", page.rel + ".html"]
     return outputs
 
 
