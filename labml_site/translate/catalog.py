@@ -27,7 +27,7 @@ from ..findings import Finding
 from ..read.listing import TreeListing
 from ..read.structure import SourceFile
 from .untabled import from_untabled, untabled_signature
-from .repair import compose_from_units, from_legacy, legacy_key, repair_html, retarget, unit_pairs, units, without_hrefs
+from .repair import compose_from_units, from_legacy, key_units, legacy_key, repair_html, retarget, unit_pairs, without_hrefs
 from .verdict import FUZZY, UNTRANSLATED, Verdict, judge, stale, untranslated_note
 
 
@@ -358,7 +358,7 @@ class _KnownUnits:
             for k, e in c.entries.items():
                 if not e.value.strip() or k in c.blocked or "<" not in k:
                     continue
-                for _tag, block, items in units(k) or ():
+                for _tag, block, items in key_units(k) or ():
                     for english in (block, *(items or ())):
                         self.by_block.setdefault(english, []).append(k)
         return self.by_block

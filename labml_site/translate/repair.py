@@ -23,7 +23,8 @@ from __future__ import annotations
 import html as _html
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from collections.abc import Sequence
+from functools import cache, lru_cache
 
 from ..findings import Finding
 from ..read.markup import (
@@ -441,6 +442,25 @@ def units(fragment: str) -> list[tuple[str, str, list[str] | None]] | None:
     return out
 
 
+# English keys read by `key_units`, remembered: the same keys are read for every language of a
+# page (and again by `serve` on each rebuild), their translations never twice. Only keys of up to
+# this many characters are remembered, so the memo stays a few megabytes whatever a file holds.
+_REMEMBERED_KEY_CHARS = 8192
+
+
+@lru_cache(maxsize=1024)
+def _remembered_units(key: str) -> tuple[tuple[str, str, tuple[str, ...] | None], ...] | None:
+    found = units(key)
+    return None if found is None else tuple((tag, html, None if items is None else tuple(items)) for tag, html, items in found)
+
+
+def key_units(key: str) -> Sequence[tuple[str, str, Sequence[str] | None]] | None:
+    """`units` of an English key (immutable: the same answer is given to every caller)."""
+    if len(key) > _REMEMBERED_KEY_CHARS:
+        return units(key)
+    return _remembered_units(key)
+
+
 def _fast_units(fast: "fast_html.Fragment") -> list[tuple[str, str, list[str] | None]] | None:
     """`units` read from the fast path's tree (the same rules, on its nodes)."""
     if fast.text_content:
@@ -469,7 +489,7 @@ def unit_pairs(key: str, value: str) -> list[tuple[str, str]]:
     (an older source's `<h3>Title</h3>` alone, today's with a paragraph after it)."""
     if "<" not in key:
         return []
-    k, v = units(key), units(value)
+    k, v = key_units(key), units(value)
     if not k or not v or len(k) != len(v):
         return []
     pairs = []
@@ -494,7 +514,7 @@ def compose_from_units(key: str, known: dict[str, str], check) -> str | None:
     other entries translate with the very same English (`known`: English → translation; `check`:
     (English, translation) → sanitized HTML or None), the rest marked English. None when no block
     is known."""
-    k = units(key)
+    k = key_units(key)
     if not k or (len(k) < 2 and not k[0][2]):
         return None
     parts: list[str] = []
@@ -629,7 +649,7 @@ def _numbered_items(paragraph: str, count: int) -> list[str] | None:
 def _relist(key: str, html: str) -> str:
     """`html` (a translation of the original's key, with a numbered list as one paragraph) with
     each such paragraph made the list our key has again, where its numbers 1 … N can be found."""
-    k, v = units(key), units(html)
+    k, v = key_units(key), units(html)
     if not k or not v or len(k) != len(v):
         return html
     parts: list[str] = []
