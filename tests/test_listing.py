@@ -80,7 +80,7 @@ def test_a_folder_the_walk_could_not_list_makes_the_listing_ask_the_disk() -> No
 
 
 def _discovered(files) -> tuple:
-    return ([(p.rel, str(p.path), p.url, p.is_index) for p in files.pages], sorted((a.rel, str(a.path)) for a in files.assets.values()),
+    return ([(p.rel, str(p.path), p.url, p.is_index) for p in files.pages], [(a.rel, str(a.path)) for a in files.assets.values()],
             sorted((f.rel, f.index.rel if f.index else None, [p.rel for p in f.pages], list(f.subfolders)) for f in files.folders.values()),
             [f.format() for f in files.findings])
 
@@ -88,6 +88,10 @@ def _discovered(files) -> tuple:
 def test_discovery_from_the_listing_is_the_disk_s(tmp_path: Path) -> None:
     config = _tree(tmp_path)
     (config.source / "fig.png").write_bytes(b"png")
+    # Sorted as strings `img-2/` would come first ("-" < "/"); as paths (by parts) `img/` does.
+    for rel in ("deep-er/page.py", "deep-er.py", "a-b/c.py", "a_b.md", "img/x.png", "img-2/y.png"):
+        (config.source / rel).parent.mkdir(parents=True, exist_ok=True)
+        (config.source / rel).write_text('"""# Title"""\nx = 1\n', encoding="utf-8")
     (config.source / "model.pt").write_bytes(b"weights")  # skipped by its suffix
     (config.source / ".hidden.py").write_text("x = 1\n")
     (config.source / "__pycache__").mkdir()

@@ -240,3 +240,28 @@ def test_a_block_whose_links_moved_keeps_its_translation_with_the_new_targets(tm
     assert result.state == "repaired" and 'href="../device.html"' in result.html and "设备" in result.html
     assert result.findings[0].code == "links-moved"
     assert Catalog.load(path, "zh").verdict(new.replace("picks one", "picks two")).state == "untranslated"
+
+
+def test_an_english_key_s_blocks_are_read_once_and_shared_unchanged():
+    from labml_site.translate import repair
+
+    keys = [
+        "<h2>Title</h2>\n<p>One <span translate=no>_^_0_^_</span> two.</p>\n<ul>\n<li>a</li>\n<li>b</li>\n</ul>\n",
+        "<p>Only one block</p>\n",
+        "text outside any block <p>then a block</p>",  # None: content outside blocks
+        "<p>" + "long " * 2000 + "</p>\n",  # over the remembered length: read each time
+    ]
+    for key in keys:
+        plain = repair.units(key)
+        shared = repair.key_units(key)
+        if plain is None:
+            assert shared is None
+            continue
+        assert [(t, h, None if i is None else list(i)) for t, h, i in shared] == plain
+        # every caller gets the same answer (immutable), so none can change it for the next
+        assert isinstance(shared, tuple) or len(key) > repair._REMEMBERED_KEY_CHARS
+        if len(key) <= repair._REMEMBERED_KEY_CHARS:
+            assert repair.key_units(key) is shared
+            assert all(i is None or isinstance(i, tuple) for _, _, i in shared)
+        else:
+            assert repair.key_units(key) is not shared
