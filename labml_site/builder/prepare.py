@@ -362,9 +362,7 @@ def _text_jobs(prepared: Prepared, memo: Memo, config: BuildConfig, file: Source
             catalog, catalog_in = None, None
         else:
             catalog, found_by_case = resolve_translation_file(translations, file.base, lang, prepared.translations)
-            if found_by_case is not None:
-                prepared.findings.append(found_by_case)
-                prepared.by_case[(file.rel, lang)] = catalog
+            _note_by_case(prepared, file.rel, lang, catalog, found_by_case)
             catalog_in = memo.files(_catalog_files(catalog, lang), catalog)
         inputs = _text_inputs(prepared, memo, file.rel, lang, catalog_in, translations, markers[lang], page)
         text_digest = memo.digest(pipeline.localize_at, *inputs)
@@ -380,6 +378,14 @@ def _text_jobs(prepared: Prepared, memo: Memo, config: BuildConfig, file: Source
         else:
             missing.append(lang_job)
     return missing
+
+
+def _note_by_case(prepared: Prepared, rel: str, lang: str, catalog: str | None, found_by_case: Finding | None) -> None:
+    """A translation file found under a path that differs from the page's only in case: its
+    finding, and where it is (for the redirects from the old site's URL)."""
+    if found_by_case is not None:
+        prepared.findings.append(found_by_case)
+        prepared.by_case[(rel, lang)] = catalog
 
 
 def _as_recorded(prepared: Prepared, memo: Memo, file: SourceFile, state: tuple | None) -> bool:
@@ -402,9 +408,7 @@ def _as_recorded(prepared: Prepared, memo: Memo, file: SourceFile, state: tuple 
     for lj, text in zip(langs, texts):
         if lj.lang in by_case:  # (its finding, as resolving it gives it: the listing is as it was)
             _, found_by_case = resolve_translation_file(lj.root, file.base, lj.lang, prepared.translations)
-            if found_by_case is not None:
-                prepared.findings.append(found_by_case)
-                prepared.by_case[(rel, lj.lang)] = lj.catalog
+            _note_by_case(prepared, rel, lj.lang, lj.catalog, found_by_case)
         digests[lj.lang] = lj.digest
         prepared.lang_jobs[(rel, lj.lang)] = lj
         prepared.text_heads[rel][lj.lang] = text
