@@ -64,6 +64,25 @@ def test_forgetting_drops_from_memory_what_was_found_or_computed_meanwhile(memo)
     assert memo.call(_count_words, "in the block", counter="analysed") == 3 and memo.stats.analysed == 1  # (from the store)
 
 
+def test_a_long_lived_process_hashes_a_named_value_again_only_when_it_changed(tmp_path, monkeypatch):
+    from labml_site.builder import cache as store
+
+    monkeypatch.setenv("LABML_SITE_CACHE_DIR", str(tmp_path / "cache"))
+    hashed: list = []
+    real = store.value_digest
+    monkeypatch.setattr(store, "value_digest", lambda value: hashed.append(value) or real(value))
+    served = Memo.open(tmp_path / "site", keep_in_memory=True)
+    first = served.value({"a": [1, 2]}, last="symbols")
+    again = Memo.open(tmp_path / "site", keep_in_memory=True).value({"a": [1, 2]}, last="symbols")  # the next rebuild
+    assert again.digest == first.digest == real({"a": [1, 2]}) and len(hashed) == 1
+    assert again.value() == {"a": [1, 2]}
+    changed = served.value({"a": [1, 3]}, last="symbols")
+    assert changed.digest == real({"a": [1, 3]}) != first.digest and len(hashed) == 2
+    # A one-shot build hashes every time (it keeps nothing for a next build).
+    once = Memo.open(tmp_path / "site")
+    assert once.value({"a": [1, 3]}, last="symbols").digest == changed.digest and len(hashed) == 3
+
+
 def test_a_damaged_entry_is_a_miss(memo, tmp_path):
     memo.call(_count_words, "x y")
     digest = memo.digest(_count_words, "x y")

@@ -637,13 +637,14 @@ class RenderManifest:
             entries = DictFile(root, _RENDERED).load()
         return cls(root, entries, keep_in_memory=keep_in_memory)
 
-    def reusable(self, out: Path, rel: str, key: str) -> bool:
-        """Whether the previous site's file for `rel` holds exactly `key`'s rendering."""
+    def reusable(self, out: str, rel: str, key: str) -> bool:
+        """Whether the previous site's file for `rel` holds exactly `key`'s rendering (`out`: the
+        site folder's path ending in a separator, asked of every output of every build)."""
         known = self.entries.get(rel)
         if known is None or known.digest != key:
             return False
         try:
-            st = os.lstat(os.path.join(out, rel))  # a link put in its place is not the file this build wrote
+            st = os.lstat(out + rel)  # a link put in its place is not the file this build wrote
         except OSError:
             return False
         # (else edited, replaced or rebuilt without this cache since)

@@ -167,6 +167,7 @@ def _value(value: Any) -> Any:
 _HASHERS: dict[tuple[str, str], Callable[..., str]] = {}
 _LONG_LIVED: dict[Path, dict[str, Any]] = {}  # cache folder → results kept in memory only, for `serve`
 _DESCRIBED: dict[Path, dict[Any, str]] = {}  # cache folder → the last build's outputs → render digests
+_LAST_VALUES: dict[Path, dict[str, tuple[Any, str]]] = {}  # cache folder → name → (the last build's value, its digest)
 
 
 @dataclass
@@ -208,9 +209,19 @@ class Memo:
         """The result of `stage(*inputs)` as an input of another call, computed when it is needed."""
         return Input(self.digest(stage, *inputs), lambda: self.call(stage, *inputs, **options))
 
-    def value(self, value: Any) -> Input:
-        """A value given by its digest (a large one hashed once for many calls)."""
-        return Input(store.value_digest(value), lambda: value)
+    def value(self, value: Any, last: str | None = None) -> Input:
+        """A value given by its digest (a large one hashed once for many calls). `last`: a name
+        under which a long-lived process (`serve`) keeps the value of the build before, whose
+        digest serves again when the value is equal (comparing costs less than hashing, as for
+        `output_digest`). Only for a value whose users look its dicts up, never walk them in
+        order: `==` ignores a dict's order, which the digest does not."""
+        if last is None or self.kept is None:
+            return Input(store.value_digest(value), lambda: value)
+        remembered = _LAST_VALUES.setdefault(self.cache.root, {})
+        known = remembered.get(last)
+        if known is None or known[0] != value:
+            known = remembered[last] = (value, store.value_digest(value))
+        return Input(known[1], lambda: value)
 
     def source(self, path: Path, read: Callable[[], bytes], digest: str | None = None) -> Input:
         """A file's bytes (read by `read`, which must check that they are still those of

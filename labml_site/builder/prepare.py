@@ -595,7 +595,7 @@ def link_digests(prepared: Prepared, memo: Memo) -> tuple[Input, dict[str, str]]
     the site's symbols. Nothing is linked here: `linked_page` links a page whose digest is new
     when an output needs it (possibly in a worker process), and `record_links` notes afterwards
     which digests now have an entry."""
-    symbols = memo.value(linking.site_symbols(prepared.heads))
+    symbols = memo.value(linking.site_symbols(prepared.heads), last="symbols")
     digests: dict[str, str] = {}
     for rel in prepared.heads:
         digest = digests[rel] = memo.digest(pipeline.link_file, *_link_inputs(prepared, memo, rel, symbols))

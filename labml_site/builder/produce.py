@@ -13,6 +13,7 @@ One build's production holds:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import os
 from dataclasses import dataclass, field
@@ -72,6 +73,11 @@ class Production:
         out = Path(out).resolve()
         return cls(Memo.open(out, enabled=enabled, keep_in_memory=keep_in_memory), out)
 
+    @functools.cached_property
+    def out_prefix(self) -> str:
+        """The site folder's path with a separator after it, to which an output's path is added."""
+        return os.path.join(self.out, "")
+
     @property
     def stats(self) -> BuildStats:
         return self.memo.stats
@@ -94,7 +100,7 @@ class Production:
         made, reused = ("copied", "copy_reused") if copy else ("rendered", "render_reused")
         if cache.enabled and digest is not None:
             cache.manifest.record(out_rel, digest)
-            if cache.manifest.reusable(self.out, out_rel, digest):
+            if cache.manifest.reusable(self.out_prefix, out_rel, digest):
                 setattr(self.stats, reused, getattr(self.stats, reused) + 1)
                 self.reused.add(out_rel)
                 return KEPT

@@ -23,7 +23,7 @@ import re
 import stat
 import unicodedata
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 from urllib.parse import quote
@@ -54,16 +54,18 @@ class SourceFile:
     url: str  # output path under a language's root
     is_index: bool = False
 
-    @property
+    # Worked out once per file (cached_property writes past the frozen __setattr__): each is
+    # asked for every page in every language of every build, `serve`'s rebuilds included.
+    @cached_property
     def folder(self) -> str:
         return posixpath.dirname(self.rel)
 
-    @property
+    @cached_property
     def base(self) -> str:
         """The path without extension: what translation files are named after."""
         return posixpath.splitext(self.rel)[0]
 
-    @property
+    @cached_property
     def suffix(self) -> str:
         return posixpath.splitext(self.rel)[1]
 
@@ -417,11 +419,12 @@ def lang_prefix(lang: str, base_lang: str) -> str:
 
 def breadcrumbs(url: str) -> list[str]:
     """Folder index URLs from the root down to (excluding) the page itself."""
-    return list(_trail(url))
+    return list(breadcrumb_trail(url))
 
 
 @lru_cache(maxsize=4096)  # (asked for every output in every language; pages of a folder share it)
-def _trail(url: str) -> tuple[str, ...]:
+def breadcrumb_trail(url: str) -> tuple[str, ...]:
+    """`breadcrumbs` as a tuple, remembered."""
     parts = posixpath.dirname(url).split("/") if posixpath.dirname(url) else []
     if posixpath.basename(url) == "index.html" and parts:
         parts = parts[:-1]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Iterator
 from urllib.parse import urlparse
 
-from ...read.structure import Folder, breadcrumbs, lang_prefix, relative_url, url_under
+from ...read.structure import Folder, breadcrumb_trail, breadcrumbs, lang_prefix, relative_url, url_under
 from ...translate.verdict import SHOWN
 from ...typeset import highlight
 from .. import notebooks
@@ -24,16 +24,15 @@ from .scripts import figures_path, markdown_path, originals_path, shows_figures
 def crumbs(site: Site, lang: str, url: str, known: dict | None = None) -> tuple[str, ...]:
     """The titles of the folders above `url`, for its breadcrumbs (`known`: the answers so far,
     by trail, for a describe that asks for every page of a folder)."""
-    trail = breadcrumbs(url)
-    key = tuple(trail)
-    if known is not None and key in known:
-        return known[key]
+    trail = breadcrumb_trail(url)
+    if known is not None and trail in known:
+        return known[trail]
     found = []
     for crumb_url in trail:
         folder = site.files.folders.get(posixpath.dirname(crumb_url))
         found.append(site.folder_title(lang, folder)[0] if folder else posixpath.dirname(crumb_url))
     if known is not None:
-        known[key] = tuple(found)
+        known[trail] = tuple(found)
     return tuple(found)
 
 
