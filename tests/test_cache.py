@@ -189,6 +189,29 @@ def test_source_change_shows_and_only_that_file_is_analysed(tmp_path):
     assert os.stat(out / "toy/user.html").st_ino == user_inode
 
 
+def test_a_folder_s_translated_notebook_prose_is_made_again_only_for_the_edited_page(tmp_path, monkeypatch):
+    import functools
+
+    src, tr = make_tree(tmp_path)
+    out = tmp_path / "site"
+    build(config(src, tr, out))
+    made: list[tuple[str, bool]] = []
+    real = builder.prose_markdown
+
+    @functools.wraps(real)  # (the same stage: its name is its identity)
+    def counted(local, base):
+        made.append((local.data.rel, base))
+        return real(local, base)
+
+    monkeypatch.setattr(builder, "prose_markdown", counted)
+    edit(src / "toy/page.py", "# Divide once", "# Divide exactly once")
+    build(config(src, tr, out))
+    # The folder's zh script was written again, with the other pages' prose from the store.
+    script = next(p for p in (out / "zh").rglob("*.js") if "Divide exactly once" in text(p))
+    assert "Using the scale" in text(script)  # (user.py, untranslated: its English prose)
+    assert made == [("toy/page.py", False)]
+
+
 def test_translation_change_shows_and_nothing_is_analysed(tmp_path):
     src, tr = make_tree(tmp_path)
     out = tmp_path / "site"

@@ -224,9 +224,10 @@ class _Site:
 
     def markdown_prose(self, rel: str, lang: str) -> list[str]:
         """A page's prose in `lang` as Markdown, section by section (for a translation's
-        notebooks), kept in memory: `serve` makes a folder's script again for one page's edit."""
+        notebooks), kept in the store: one page's edit makes its folder's script again, which
+        then loads none of the folder's other pages (small: the prose's text, once per language)."""
         local = Input(self.memo.digest(local_page, *self._unlinked_inputs(rel, lang)), lambda: self.unlinked_local(rel, lang))
-        return self.memo.call(prose_markdown, local, lang == self.config.base_lang, keep="memory", valid=list)
+        return self.memo.call(prose_markdown, local, lang == self.config.base_lang, valid=list)
 
     def analysis(self, rel: str) -> PageData:
         return load_page(self.prepared, self.memo, rel)
