@@ -276,10 +276,9 @@ def discover(source_dir: Path, langs: Iterable[str] = (), base_lang: str | None 
 def page_outputs(page: SourceFile) -> list[str]:
     """What a page publishes under a language's root: the page, its source, its Markdown
     (`page.html.md`) and, for Python, its notebook and its "View source" page (`page.py.html`)."""
-    base, suffix = posixpath.splitext(page.rel)
     outputs = [page.url, page.rel, page.url + ".md"]
-    if suffix == ".py":
-        outputs += [base + ".ipynb", page.rel + ".html"]
+    if page.suffix == ".py":
+        outputs += [page.base + ".ipynb", page.rel + ".html"]
     return outputs
 
 
