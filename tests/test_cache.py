@@ -585,6 +585,74 @@ def test_serve_rebuilds_incrementally_and_wakes_waiting_pages(tmp_path):
         watcher.join(timeout=10)
 
 
+def test_a_serve_rebuild_wakes_the_pages_before_it_records_what_the_next_build_reads(tmp_path, monkeypatch):
+    """The reload waits only for the site: the records (heads, manifest, the nothing-changed
+    record) are saved after the pages are told, and before the next build reads them."""
+    from labml_site.builder import settle
+    from labml_site.builder.serve import make_server, rebuild_now
+    from labml_site.builder.uptodate import up_to_date
+
+    src, tr = make_tree(tmp_path)
+    cfg = config(src, tr, tmp_path / "site", live_reload=True)
+    build(cfg)
+    settle()
+    server, state = make_server(cfg.out, 0)
+    woken_before_recorded: list[bool] = []
+    real_finish = engine_module.Production.finish
+
+    def finish(self):
+        woken_before_recorded.append(state.build_id == 1)
+        real_finish(self)
+
+    monkeypatch.setattr(engine_module.Production, "finish", finish)
+    try:
+        edit(src / "toy/page.py", "# Divide once", "# Divide twice")
+        rebuild_now(lambda: build(cfg), state)
+    finally:
+        server.server_close()
+    assert woken_before_recorded == [True]
+    assert "Divide twice" in text(cfg.out / "toy/page.html")
+    # Recorded once the rebuild is done: the next build knows the site is up to date from the
+    # inputs' metadata alone, without building.
+    assert up_to_date(cfg, lambda *a: pytest.fail("built again"))[0] is not None
+
+
+def test_a_live_reload_build_left_unrecorded_is_recorded_before_the_next_build_reads(tmp_path):
+    src, tr = make_tree(tmp_path)
+    cfg = config(src, tr, tmp_path / "site", live_reload=True)
+    build(cfg)
+    edit(src / "toy/page.py", "# Divide once", "# Divide twice")
+    build(cfg)  # (not settled: no `serve` around it)
+    again = build(cfg)  # settles the build before, then finds the site as it would write it
+    assert again.files_written == 0 and again.stats.rendered == 0 and again.stats.analysed == 0
+
+
+def test_a_serve_rebuild_whose_records_cannot_be_saved_still_serves_and_says_why(tmp_path, monkeypatch, capsys):
+    from labml_site.builder import settle
+    from labml_site.builder.serve import make_server, rebuild_now
+
+    src, tr = make_tree(tmp_path)
+    cfg = config(src, tr, tmp_path / "site", live_reload=True)
+    build(cfg)
+    settle()
+    server, state = make_server(cfg.out, 0)
+
+    def finish(self):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(engine_module.Production, "finish", finish)
+    try:
+        edit(src / "toy/page.py", "# Divide once", "# Divide twice")
+        rebuild_now(lambda: build(cfg), state)
+    finally:
+        server.server_close()
+    assert state.build_id == 1 and "Divide twice" in text(cfg.out / "toy/page.html")
+    assert "the build cache could not be updated" in capsys.readouterr().err
+    monkeypatch.undo()
+    edit(src / "toy/page.py", "# Divide twice", "# Divide thrice")
+    assert build(cfg).ok and "Divide thrice" in text(cfg.out / "toy/page.html")
+
+
 def test_each_language_names_the_site_in_that_language(tmp_path):
     """Pages are rendered after every language's outputs are known (possibly in workers): each
     must still carry its own language's site name, however the renders are ordered."""

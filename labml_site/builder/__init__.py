@@ -4,6 +4,7 @@ outputs (`outputs`), the content-hash store (`cache`), per-page summaries (`head
 processes (`workers`) and the preview server (`serve`)."""
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ def build(config: "BuildConfig", check: "Callable[[BuildConfig], None] | None" =
     configuration from these very files."""
     from .uptodate import up_to_date
 
+    settle()  # (what an earlier build of this process left to record is what this one reads)
     result, snapshot = up_to_date(config, _build_with)
     if result is not None:
         return result
@@ -32,3 +34,12 @@ def _build_with(config: "BuildConfig", snapshot: "Snapshot | None") -> "BuildRes
     from .site import build_with
 
     return build_with(config, snapshot)
+
+
+def settle() -> None:
+    """Record what the builds of this process that returned as soon as their site was in place
+    (`serve`'s, `config.live_reload`) left to record (`site.settle`); nothing to do when no build
+    imported the pipeline."""
+    site = sys.modules.get(__name__ + ".site")
+    if site is not None:
+        site.settle()

@@ -518,23 +518,53 @@ def _fewer_collections() -> Iterator[None]:
 def build_with(config: BuildConfig, snapshot: Snapshot | None) -> BuildResult:
     """Build the site, reading every input; `snapshot` is the metadata of the inputs taken as the
     build started (`build`, builder/__init__.py, takes it to see whether the site is already up to
-    date), recorded with the build for the next one."""
+    date), recorded with the build for the next one. A long-lived process (`serve`) gets the result
+    as soon as the site is in place, and what the next build learns from this one is recorded
+    when it calls `settle` (after telling the pages to reload)."""
     started = time.perf_counter()
+    settle()  # (a build left unrecorded goes first: the next one reads its records)
     snapshot = snapshot or take_snapshot(config)
     glossary.forget_paths()  # (a glossary added since the last build of this process is found)
     check_out(config)  # never an output folder that holds the inputs or lies among them,
     out = claim(Path(config.out))  # nor one this builder did not write
-    with cache_size.in_use(out, enabled=config.cache), verdict.remembering(long_lived=config.live_reload):  # (held against eviction; each value judged once)
+    with contextlib.ExitStack() as held:
+        held.enter_context(cache_size.in_use(out, enabled=config.cache))  # (held against eviction until recorded)
+        held.enter_context(verdict.remembering(long_lived=config.live_reload))  # (each value judged once)
         production = Production.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
-        with _fewer_collections():
-            try:
-                return _build(config, production, snapshot, started)
-            except BaseException:
-                production.memo.save_heads(prune=False)  # what was computed before the failure stays findable
-                raise
+        held.enter_context(_fewer_collections())
+        try:
+            result, record = _build(config, production, snapshot, started)
+        except BaseException:
+            production.memo.save_heads(prune=False)  # what was computed before the failure stays findable
+            raise
+        held.callback(_recording, production, record, result, started)
+        if config.live_reload:
+            _UNSETTLED.append(held.pop_all())
+        return result
 
 
-def _build(config: BuildConfig, production: Production, snapshot: Snapshot, started: float) -> BuildResult:
+# What builds of this process left to record (`settle`): the site was in place, then they returned.
+_UNSETTLED: list[contextlib.ExitStack] = []
+
+
+def settle() -> None:
+    """Record what the builds that returned early (`config.live_reload`) learnt: their links, the
+    heads, the outputs' manifest and the nothing-changed record, then the cache's size and the
+    young objects' collection. Until then the next build could not tell what they left."""
+    while _UNSETTLED:
+        _UNSETTLED.pop(0).close()
+
+
+def _recording(production: Production, record: Callable[[], None], result: BuildResult, started: float) -> None:
+    try:
+        record()
+    except BaseException:
+        production.memo.save_heads(prune=False)
+        raise
+    result.seconds = time.perf_counter() - started
+
+
+def _build(config: BuildConfig, production: Production, snapshot: Snapshot, started: float) -> tuple[BuildResult, Callable[[], None]]:
     memo = production.memo
     memo.cache.files.trust(snapshot.file_stats())  # (the inputs are those the snapshot, recorded with the build, saw)
     report = Report()
@@ -572,7 +602,7 @@ def _build(config: BuildConfig, production: Production, snapshot: Snapshot, star
     if last is not None:  # the site on disk is exactly what this build would write
         memo.stats.site_unchanged = True
         memo.save_heads()
-        return _result(site, Report(list(last.findings)), 0, started)
+        return _result(site, Report(list(last.findings)), 0, started), lambda: None
 
     # 3, 4. Every output described; those whose inputs changed wait to be produced.
     production.defer = True
@@ -588,13 +618,15 @@ def _build(config: BuildConfig, production: Production, snapshot: Snapshot, star
     production.outputs[MARKER] = MARKER_TEXT
     production.copies_not_links()
 
-    # 5. Produced and written.
+    # 5. Produced and written; then what the next build learns from this one (`settle`).
     written = _write(site)
-    record_links(prepared, memo)
-    production.finish()
     result = _result(site, report, written, started)
-    production.record_build(inputs, report.findings, snapshot, result)
-    return result
+
+    def record() -> None:
+        record_links(prepared, memo)
+        production.finish()
+        production.record_build(inputs, report.findings, snapshot, result)
+    return result, record
 
 
 def _write(site: _Site) -> int:
@@ -658,5 +690,5 @@ def _inputs_digest(site: _Site) -> str:
     return memo.build_digest(*parts)
 
 
-__all__ = ["BuildConfig", "BuildResult", "build", "build_with", "analyse_pages", "swap_in", "__version__"]
+__all__ = ["BuildConfig", "BuildResult", "build", "build_with", "analyse_pages", "settle", "swap_in", "__version__"]
 

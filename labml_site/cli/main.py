@@ -381,7 +381,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from ..builder.serve import make_server, watch_and_rebuild
-    from ..builder import build
+    from ..builder import build, settle
 
     config = site_config(args)
     config.live_reload = True  # keeps the build cache in memory between rebuilds
@@ -397,6 +397,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     try:
         result = build(config)
+        settle()  # (the first build's records now: stopped before any save, the next `build` reads them)
     except OSError as e:
         server.server_close()
         raise UserError(os_error_message(e, config), status=1) from None

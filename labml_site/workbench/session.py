@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..builder.config import BuildConfig
-from ..builder.site import BuildResult, build
+from ..builder.site import BuildResult, build, settle
 from ..findings import Finding
 from ..read.prose import fill
 from ..read.structure import SourceFile, discover
@@ -162,6 +162,7 @@ class Session:
     def rebuild(self) -> BuildResult:
         with self.lock:
             result = build(self.config)
+            settle()  # (recorded now: a save's answer waits for the build anyway)
             files = discover(self.config.source)
             read = asset_reader(files)
             pages = {}
