@@ -757,3 +757,46 @@ def test_the_render_manifest_grows_by_what_an_edit_changed(tmp_path):
         st = (out / rel).stat()
         assert (st.st_size, st.st_mtime_ns, st.st_ino) == (written.size, written.mtime_ns, written.inode), rel
     assert build_cache.RenderManifest.load(root, keep_in_memory=True).entries == loaded
+
+
+class _FailsToLoad:
+    """Pickles, but raises when unpickled (as a class renamed since the pack was written would)."""
+
+    def __reduce__(self):
+        return (_raise_on_load, ())
+
+
+def _raise_on_load():
+    raise RuntimeError("this entry does not load")
+
+
+def test_a_pack_entry_is_read_alone(tmp_path: Path) -> None:
+    """Each entry of a pack unpickles on its own: one that no longer loads is a miss, the others
+    are still found, and one that does not pickle is left out of the pack, not the whole pack."""
+    store = build_cache.ObjectStore(tmp_path)
+    pack, keys = store.put_pack({"a": {"x": 1}, "broken": _FailsToLoad(), "b": [2, 3], "lambda": lambda: None})
+    assert pack and keys == ("a", "broken", "b")  # (a lambda does not pickle)
+    reader = build_cache.ObjectStore(tmp_path)  # (a later build: nothing in memory)
+    assert reader.get_from_pack(pack, "b") == [2, 3]
+    assert reader.get_from_pack(pack, "broken") is build_cache.MISS
+    assert reader.get_from_pack(pack, "a") == {"x": 1}
+    assert reader.get_from_pack(pack, "lambda") is build_cache.MISS
+
+
+def test_packs_read_in_turn_are_each_loaded_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page's entries come from a few packs in turn (its analysis and texts, its folder's other
+    pages): each is read from disk once, not again whenever another was read in between."""
+    store = build_cache.ObjectStore(tmp_path)
+    packs = [store.put_pack({f"{n}-{i}": i for i in range(3)})[0] for n in range(build_cache._PACKS_KEPT)]
+    reader = build_cache.ObjectStore(tmp_path)
+    loaded: list[str] = []
+    real_load = reader._load
+    monkeypatch.setattr(reader, "_load", lambda name: loaded.append(name) or real_load(name))
+    for i in range(3):
+        for n, pack in enumerate(packs):
+            assert reader.get_from_pack(pack, f"{n}-{i}") == i
+    assert sorted(loaded) == sorted(packs)
+    reader.get_from_pack(store.put_pack({"new": 1})[0], "new")  # one more: the least recently used goes
+    reader.get_from_pack(packs[-1], f"{len(packs) - 1}-0")
+    reader.get_from_pack(packs[0], "0-0")
+    assert loaded[-1] == packs[0] and loaded.count(packs[-1]) == 1

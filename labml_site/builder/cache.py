@@ -450,6 +450,10 @@ _ENCODER = _Encoder(ensure_ascii=False, check_circular=False, allow_nan=True, se
 # Object store
 
 
+_PACKS_KEPT = 4  # packs a store keeps read: a page's entries are read one after the other, its
+# folder's pages' from a few packs in turn
+
+
 class ObjectStore:
     """key → object, a checksummed pickle per key (or per pack of keys) under `root/objects/`.
 
@@ -462,12 +466,12 @@ class ObjectStore:
         self.objects = self.root / "objects"
         self.used: set[str] = set()
         self.memory = memory  # an in-process layer for long-lived processes (`serve`)
-        self.last_pack: tuple[str, Any] = ("", MISS)  # the pack read last, and what it held
+        self.packs: dict[str, Any] = {}  # the packs read last (`_PACKS_KEPT`), each key → its entry's pickle
         self.batch: dict[str, Any] | None = None  # entries `put` holds back for one pack (`start_batch`)
 
     def __getstate__(self) -> dict:
         # Worker processes get the paths, not the parent's in-memory layer or key log.
-        return {"root": self.root, "objects": self.objects, "used": set(), "memory": None, "last_pack": ("", MISS), "batch": None}
+        return {"root": self.root, "objects": self.objects, "used": set(), "memory": None, "packs": {}, "batch": None}
 
     def _path(self, key: str) -> Path:
         return self.objects / f"{key}.pkl"
@@ -481,14 +485,25 @@ class ObjectStore:
         return self._remembered(key, self._load(key))
 
     def get_from_pack(self, pack: str, key: str) -> Any:
-        """The entry `key` of the pack file `pack` (see `put_pack`), or MISS."""
+        """The entry `key` of the pack file `pack` (see `put_pack`), or MISS. Only that entry is
+        unpickled: an edit's rebuild wants a few entries of packs of hundreds (a render worker's
+        pack of the cold build held 732 entries, 7 MB: 17 ms to unpickle whole)."""
         self.used.add(pack)
         if self.memory is not None and key in self.memory:
             return self.memory[key]
-        if self.last_pack[0] != pack:  # a page's entries are read one after the other
-            self.last_pack = (pack, self._load(pack))
-        entries = self.last_pack[1]
-        return self._remembered(key, entries.get(key, MISS) if isinstance(entries, dict) else MISS)
+        entries = self.packs.pop(pack, None)
+        if entries is None:
+            entries = self._load(pack)
+            if len(self.packs) >= _PACKS_KEPT:  # (the oldest goes)
+                del self.packs[next(iter(self.packs))]
+        self.packs[pack] = entries  # (last: the most recently used)
+        pickled = entries.get(key) if isinstance(entries, dict) else None
+        if not isinstance(pickled, bytes):
+            return MISS
+        try:
+            return self._remembered(key, pickle.loads(pickled))
+        except Exception:  # noqa: BLE001 - as `_decode`: an entry that does not unpickle is a miss
+            return MISS
 
     def has(self, key: str) -> bool:
         return (self.memory is not None and key in self.memory) or self._path(key).exists()
@@ -518,14 +533,20 @@ class ObjectStore:
         """Several entries in one file: a file per entry costs more to create than to fill.
         Returns the pack's name (made from its keys) and its keys, for `BuildCache.packed`, or
         ("", ()) when there are no entries. `get_from_pack` reads one back."""
-        if not entries:
+        pickled = {}
+        for key, value in entries.items():
+            try:  # each entry on its own, for `get_from_pack` to unpickle alone
+                pickled[key] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            except (pickle.PicklingError, TypeError, AttributeError):
+                pass  # not cacheable; it will be computed again next time
+        if not pickled:
             return "", ()
-        pack = digest("pack", *entries)
+        pack = digest("pack", *pickled)
         self.used.add(pack)
         if self.memory is not None:
-            self.memory.update(entries)
-        self._store(pack, entries)
-        return pack, tuple(entries)
+            self.memory.update((key, entries[key]) for key in pickled)
+        self._store(pack, pickled)
+        return pack, tuple(pickled)
 
     def _remembered(self, key: str, value: Any) -> Any:
         if value is not MISS and self.memory is not None:
