@@ -340,6 +340,24 @@ def test_fingerprint_covers_version_and_source_files(tmp_path):
     assert build_cache.BuildCache.open(tmp_path / "site").fingerprint == build_cache.builder_fingerprint()
 
 
+def test_fingerprint_reads_the_package_only(tmp_path):
+    """Modules and catalogs only, in a fixed order, and nothing through a linked folder: a link
+    inside the package to a tree elsewhere changes neither the fingerprint nor its key."""
+    package = tmp_path / "pkg"
+    shutil.copytree(Path(build_cache.__file__).parent.parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "module.py").write_text("x = 1\n")
+    listed = [rel for rel, _, _ in build_cache._fingerprinted(package)]
+    assert listed == sorted(listed, key=lambda rel: rel.split("/")) and "builder/cache.py" in listed
+    assert all(rel.endswith((".py", ".po")) for rel in listed)
+    before = build_cache.fingerprint_of(package, "1.0")
+    (package / "linked").symlink_to(outside, target_is_directory=True)
+    (package / "notes.txt").write_text("not a module\n")
+    assert [rel for rel, _, _ in build_cache._fingerprinted(package)] == listed
+    assert build_cache.fingerprint_of(package, "1.0") == before
+
+
 def test_the_fingerprint_is_remembered_by_its_files_metadata(tmp_path, monkeypatch):
     package, home = tmp_path / "pkg", tmp_path / "home"
     shutil.copytree(Path(build_cache.__file__).parent.parent, package, ignore=shutil.ignore_patterns("__pycache__"))
@@ -785,18 +803,44 @@ def test_a_pack_entry_is_read_alone(tmp_path: Path) -> None:
 
 def test_packs_read_in_turn_are_each_loaded_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A page's entries come from a few packs in turn (its analysis and texts, its folder's other
-    pages): each is read from disk once, not again whenever another was read in between."""
+    pages): each is opened once, not again whenever another was read in between."""
     store = build_cache.ObjectStore(tmp_path)
     packs = [store.put_pack({f"{n}-{i}": i for i in range(3)})[0] for n in range(build_cache._PACKS_KEPT)]
     reader = build_cache.ObjectStore(tmp_path)
-    loaded: list[str] = []
-    real_load = reader._load
-    monkeypatch.setattr(reader, "_load", lambda name: loaded.append(name) or real_load(name))
+    opened: list[str] = []
+    real_open = build_cache._PackReader.open
+    monkeypatch.setattr(build_cache._PackReader, "open", lambda path: opened.append(Path(path).stem) or real_open(path))
     for i in range(3):
         for n, pack in enumerate(packs):
             assert reader.get_from_pack(pack, f"{n}-{i}") == i
-    assert sorted(loaded) == sorted(packs)
+    assert sorted(opened) == sorted(packs)
     reader.get_from_pack(store.put_pack({"new": 1})[0], "new")  # one more: the least recently used goes
     reader.get_from_pack(packs[-1], f"{len(packs) - 1}-0")
     reader.get_from_pack(packs[0], "0-0")
-    assert loaded[-1] == packs[0] and loaded.count(packs[-1]) == 1
+    assert opened[-1] == packs[0] and opened.count(packs[-1]) == 1
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_a_damaged_pack_entry_is_a_miss_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole: bool) -> None:
+    """A flipped bit in one entry's bytes, in a pack read whole or (a large one) entry by entry,
+    is a miss for that entry; the others are found."""
+    if not whole:
+        monkeypatch.setattr(build_cache, "_PACK_READ_WHOLE", 64)
+    store = build_cache.ObjectStore(tmp_path)
+    values = {f"k{i}": f"value {i} " * 20 for i in range(5)}
+    pack, _ = store.put_pack(values)
+    path = store._path(pack)
+    data = bytearray(path.read_bytes())
+    at = data.index(b"value 2 ")  # (inside the third entry's pickle)
+    data[at] ^= 0x01
+    path.write_bytes(bytes(data))
+    reader = build_cache.ObjectStore(tmp_path)
+    assert reader.get_from_pack(pack, "k2") is build_cache.MISS
+    assert [reader.get_from_pack(pack, key) for key in ("k0", "k1", "k3", "k4")] == [values[k] for k in ("k0", "k1", "k3", "k4")]
+    opened = reader.packs[pack]
+    assert (opened.data is not None) == whole
+    if not whole:
+        assert path.stat().st_size > 5 * 100 and len(opened.index) == 5
+    path.write_bytes(bytes(data[: len(data) // 2]))  # torn: what lies past the tear is missed
+    torn = build_cache.ObjectStore(tmp_path)
+    assert torn.get_from_pack(pack, "k4") is build_cache.MISS
