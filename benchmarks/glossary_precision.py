@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from labml_site.translate import glossary, inflection  # noqa: E402
+from labml_site.translate import glossary, glossary_check, inflection  # noqa: E402
 
 LABELS = Path(__file__).resolve().parent / "data" / "glossary_labels.json"
 # Sample A (about one warning in eight) was judged while the check was built, so its figure
@@ -177,7 +177,7 @@ CORPUS_GLOSSARIES = {
 }
 
 
-def warning_id(set_name: str, rel: str, key: str, match: glossary.Match) -> str:
+def warning_id(set_name: str, rel: str, key: str, match: glossary_check.Match) -> str:
     text = "\x1f".join((set_name, rel, key, match.term.english[0], match.term.pos, match.found.lower()))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -210,7 +210,7 @@ def warnings_of(set_name: str, folder: Path, lang: str, fixed: glossary.Glossary
             if not (isinstance(key, str) and isinstance(value, str) and value.strip()):
                 continue
             entries += 1
-            for match in glossary.missing_terms(g, lang, key, value):
+            for match in glossary_check.missing_terms(g, lang, key, value):
                 found.append((warning_id(set_name, rel, key, match), rel, key, value, match))
     return found, entries
 
@@ -239,12 +239,12 @@ def report(set_name: str, found: list, entries: int, labels: dict, show: int, sa
     if unlabelled:
         print(f"  {len(unlabelled)} sampled warnings not judged yet" + ("" if show else " (--show-unlabelled N lists them)"))
     for wid, rel, key, value, match in unlabelled[:show]:
-        english = glossary.english_text(key).replace(glossary.english_words.PLACEHOLDER, "▢")
+        english = glossary_check.english_text(key).replace(glossary_check.english_words.PLACEHOLDER, "▢")
         at = english.lower().find(match.found.lower())
         print(json.dumps({"id": wid, "set": set_name, "file": rel, "found": match.found, "pos": match.term.pos,
                           "expected": list(match.term.expected),
                           "english": english[max(0, at - 200): at + 200],
-                          "translation": glossary.translation_text(value)[:1200]}, ensure_ascii=False))
+                          "translation": glossary_check.translation_text(value)[:1200]}, ensure_ascii=False))
     return {"warnings": len(found)}
 
 
@@ -252,7 +252,7 @@ def report(set_name: str, found: list, entries: int, labels: dict, show: int, sa
 # Recall on seeded errors
 
 
-def _blank(lang: str, text: str, match: glossary.Match) -> str:
+def _blank(lang: str, text: str, match: glossary_check.Match) -> str:
     """`text` without what renders `match`: the expected words in any form, the English."""
     prepared = inflection.prepared(lang, text)
     out = text
@@ -283,13 +283,13 @@ def seeded_recall(folder: Path, langs: tuple[str, ...]) -> None:
             for key, value in data.items():
                 if not (isinstance(value, str) and value.strip()):
                     continue
-                text = glossary.translation_text(value)
-                for match, used in glossary.term_report(g, lang, key, value):
+                text = glossary_check.translation_text(value)
+                for match, used in glossary_check.term_report(g, lang, key, value):
                     if not used or match.term.ambiguous:
                         continue
                     tried += 1
                     broken = _blank(lang, text, match)
-                    if not glossary.uses(lang, broken, match):
+                    if not glossary_check.uses(lang, broken, match):
                         caught += 1
                     elif len(missed) < 5:
                         missed.append(f"{match.found} → {match.term.expected}")

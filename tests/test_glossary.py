@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from conftest import ROOT
-from labml_site.translate import glossary
+from labml_site.translate import glossary, glossary_check
 from labml_site.translate.checks import check_entry, registered_checks
 
 TABLE = """# Glossary
@@ -44,18 +44,18 @@ def test_json_sibling():
 
 def test_terms_in_english_longest_first_whole_words_plurals():
     g = glossary.parse_markdown(TABLE + "| multi-head attention | 多头注意力 | |\n| head | 头 | |\n", "zh")
-    found = [m.found for m in glossary.terms_in(g, "Multi-head attention uses queries, not the headline; attention.")]
+    found = [m.found for m in glossary_check.terms_in(g, "Multi-head attention uses queries, not the headline; attention.")]
     assert found == ["Multi-head attention", "queries", "attention"]  # no "head" inside "headline"
-    assert [m.found for m in glossary.terms_in(g, "Layer norm after the sub-layer")] == ["Layer norm"]
+    assert [m.found for m in glossary_check.terms_in(g, "Layer norm after the sub-layer")] == ["Layer norm"]
 
 
 def test_matching_a_translation_is_cjk_aware_and_stems_elsewhere():
-    assert glossary.has_term("zh", "每个查询向量", ("查询",))  # no word boundaries in Chinese
-    assert glossary.has_term("ja", "注意力の重み", ("注意力",))
-    assert not glossary.has_term("zh", "每个问题", ("查询",))
-    assert glossary.has_term("ru", "Маски внимания", ("маска",))  # inflected
-    assert glossary.has_term("ru", "многоголовым вниманием", ("многоголовое внимание",))
-    assert not glossary.has_term("ru", "Фильтр", ("маска",))
+    assert glossary_check.has_term("zh", "每个查询向量", ("查询",))  # no word boundaries in Chinese
+    assert glossary_check.has_term("ja", "注意力の重み", ("注意力",))
+    assert not glossary_check.has_term("zh", "每个问题", ("查询",))
+    assert glossary_check.has_term("ru", "Маски внимания", ("маска",))  # inflected
+    assert glossary_check.has_term("ru", "многоголовым вниманием", ("многоголовое внимание",))
+    assert not glossary_check.has_term("ru", "Фильтр", ("маска",))
 
 
 def _project(tmp_path, table=TABLE):
@@ -125,7 +125,7 @@ ZH = """| English | 中文 | 说明 |
 
 def _missing(table: str, lang: str, english: str, translation: str) -> list[str]:
     g = glossary.parse_markdown(table, lang)
-    return [m.found for m in glossary.missing_terms(g, lang, f"<p>{english}</p>\n", f"<p>{translation}</p>\n")]
+    return [m.found for m in glossary_check.missing_terms(g, lang, f"<p>{english}</p>\n", f"<p>{translation}</p>\n")]
 
 
 def test_a_noun_row_does_not_match_the_verb():
@@ -169,13 +169,13 @@ def test_the_english_kept_a_sense_note_an_exclusion_and_an_idiom():
 
 
 def test_cjk_matching_ignores_particles_dots_and_inflection():
-    assert glossary.has_term("zh", "其缩放后分数的方差", ("缩放后的分数",))
-    assert glossary.has_term("zh", "新词元的 id", ("词元 id",))
-    assert glossary.has_term("ja", "マルチヘッド・アテンション", ("マルチヘッドアテンション",))
-    assert glossary.has_term("ja", "レイヤ正規化", ("レイヤー正規化",))
-    assert glossary.has_term("ja", "トークンが埋め込まれたテンソル", ("埋め込み",))
-    assert not glossary.has_term("ja", "キャッシュ", ("キー",))  # a short loan word keeps its long vowel
-    assert not glossary.has_term("ja", "重い", ("重み",))
+    assert glossary_check.has_term("zh", "其缩放后分数的方差", ("缩放后的分数",))
+    assert glossary_check.has_term("zh", "新词元的 id", ("词元 id",))
+    assert glossary_check.has_term("ja", "マルチヘッド・アテンション", ("マルチヘッドアテンション",))
+    assert glossary_check.has_term("ja", "レイヤ正規化", ("レイヤー正規化",))
+    assert glossary_check.has_term("ja", "トークンが埋め込まれたテンソル", ("埋め込み",))
+    assert not glossary_check.has_term("ja", "キャッシュ", ("キー",))  # a short loan word keeps its long vowel
+    assert not glossary_check.has_term("ja", "重い", ("重み",))
 
 
 def test_russian_forms_are_one_word():
@@ -190,9 +190,9 @@ def test_russian_forms_are_one_word():
         ("по последней оси", "ось"),
         ("сэмплируем следующий символ", "сэмплировать"),
     ]:
-        assert glossary.has_term("ru", text, (wanted,)), (text, wanted)
+        assert glossary_check.has_term("ru", text, (wanted,)), (text, wanted)
     for text, wanted in [("Фильтр", "маска"), ("слова", "слой"), ("токенизатор", "токен"), ("голосование", "голова")]:
-        assert not glossary.has_term("ru", text, (wanted,)), (text, wanted)
+        assert not glossary_check.has_term("ru", text, (wanted,)), (text, wanted)
     assert inflection.primary("pt-BR") == "pt" and inflection.stem("de", "Masken") == inflection.stem("de", "Maske")
 
 

@@ -28,7 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Each costs a build milliseconds to import (with what it imports itself).
 HEAVY = ("html5lib", "pygments.lexer", "pygments.lexers", "pygments.formatters", "yaml", "babel.messages",
-         "concurrent.futures.process", "multiprocessing")
+         "concurrent.futures", "multiprocessing", "logging", "ctypes", "xml.parsers.expat",
+         # (the glossary check and the SVG sanitiser: a project without a glossary or SVG figures)
+         "labml_site.translate.glossary_check", "labml_site.render.svg_safety")
 # Imported by the standard library's xml.sax.saxutils (through urllib.request), whose
 # `quoteattr` render/sitemap.py therefore has a copy of.
 NETWORK = ("email", "http.client")

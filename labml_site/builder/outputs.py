@@ -3,7 +3,6 @@ in a temporary folder swapped in. Either way a reader never meets a half-written
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
 import subprocess
@@ -180,6 +179,8 @@ def _exchange(a: Path, b: Path) -> bool:
     """Swap two paths atomically (renameat2 with RENAME_EXCHANGE); False where unsupported."""
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes  # (here: an in-place rebuild swaps nothing, and ctypes costs 2 ms to import)
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         renameat2 = libc.renameat2

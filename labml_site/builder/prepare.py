@@ -13,7 +13,6 @@ definitions, so its digests are made after all heads are known.
 from __future__ import annotations
 
 import os
-from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
@@ -38,8 +37,8 @@ from .heads import PageHead, TextHead, page_head, text_head
 from .memo import Input, Memo
 from .workers import broken_pool, process_pool
 
-if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+if TYPE_CHECKING:  # (a one-file rebuild starts no pool: concurrent.futures and logging cost it 5 ms to import)
+    from concurrent.futures import Future, ProcessPoolExecutor
 
     from .uptodate import Snapshot
 

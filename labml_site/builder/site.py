@@ -32,7 +32,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 from .. import __version__
 from ..findings import Finding, Report
 from ..read.structure import Folder, SiteFiles, SourceFile, discover, lang_prefix, reading_order
-from ..render import notebooks, svg_safety
+from ..render import notebooks
 from ..render.figures import svg_labels
 from ..render.i18n import language_name, text_direction
 from ..render.localize import LocalPage
@@ -457,6 +457,8 @@ ACTIVE_SUFFIXES = (".html", ".htm", ".xhtml", ".xht", ".xml", ".xsl", ".xslt", "
 
 
 def _check_svg(asset: str, data: bytes) -> list[Finding]:
+    from ..render import svg_safety  # (here: a site without SVG figures never needs its XML parser, 3 ms to import)
+
     found = svg_safety.check_svg(data, asset)
     if found.svg is None:
         return [Finding("error", "svg-refused", f"the figure is not published: {found.refused}", path=asset)]

@@ -3,7 +3,6 @@ forked children that inherit the parent's memory (the site's pages, already in i
 what each item's work freed."""
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
 import threading
@@ -48,6 +47,8 @@ def broken_pool() -> type[BaseException]:
 
 @lru_cache(maxsize=1)
 def _malloc_trim() -> Callable[[int], int] | None:
+    import ctypes  # (here: only forked workers trim, and ctypes costs 2 ms to import)
+
     try:
         return ctypes.CDLL(None).malloc_trim  # glibc
     except (AttributeError, OSError, TypeError):

@@ -28,7 +28,6 @@ import html
 import re
 from typing import Callable, Iterable
 
-from . import svg_safety
 
 _COLOUR_ATTR = re.compile(r'\b(fill|stroke|stop-color|color)="([^"]+)"')
 _HEX = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})")
@@ -161,6 +160,8 @@ def published_svg(text: str, asset: str, translate: Callable[[str], str | None] 
     """The figure as the site publishes it in a language: sanitised (svg_safety.py: nothing that
     could run script or load from elsewhere), themed and labelled (`themed_svg`); None for a
     figure that is refused. The site's figure files and the notebooks' attachments are this."""
+    from . import svg_safety  # (here: a site without SVG figures never needs its XML parser, 3 ms to import)
+
     svg = svg_safety.safe_svg(text, asset)
     return None if svg is None else themed_svg(svg, translate)
 

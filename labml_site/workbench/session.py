@@ -35,7 +35,7 @@ from ..findings import Finding
 from ..read.prose import fill
 from ..read.structure import SourceFile, discover
 from ..render.localize import plain_text, valid_lists
-from ..translate import glossary, review_state
+from ..translate import glossary, glossary_check, review_state
 from ..builder.entries import asset_reader, figure_entries
 from ..translate.catalog import Catalog, translation_path
 from .memory import Memory
@@ -199,7 +199,7 @@ class Session:
         return [
             {"english": match.found, "expected": list(match.term.expected), "note": match.term.note,
              "used": used, "checked": not match.term.ambiguous}
-            for match, used in glossary.term_report(found, self.lang, key, value)
+            for match, used in glossary_check.term_report(found, self.lang, key, value)
         ]
 
     def _block(self, page: _Page, catalog: Catalog, key: str, placeholders: tuple[str, ...], index: int,
