@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -71,6 +70,8 @@ def tracked_files(folder: Path) -> list[str]:
     not installed or does not answer in time)."""
     if not os.environ.get("GIT_DIR") and not any(os.path.lexists(os.path.join(p, ".git")) for p in (folder, *folder.parents)):
         return []  # in no work tree: no git to ask (a few stat calls instead of a process)
+    import subprocess  # (here: most builds ask no git, and subprocess costs 3 ms to import)
+
     try:
         done = subprocess.run(
             ["git", "-C", os.fspath(folder), "ls-files", "-z", "--full-name", "--", "."],

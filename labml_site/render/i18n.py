@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from babel import Locale, UnknownLocaleError
-
 from ..findings import Finding
 
 
@@ -32,9 +30,15 @@ class UI:
         return text_direction(self.lang)
 
 
+# Babel is imported here, when asked: a build finds both answers with its heads (`site._languages`),
+# and importing Babel costs a one-file rebuild 5 ms.
+
+
 @lru_cache(maxsize=None)
 def language_name(lang: str) -> str:
     """The language's name in that language ("中文", "Русский"), as readers look for it."""
+    from babel import Locale, UnknownLocaleError
+
     try:
         name = Locale.parse(lang.replace("-", "_")).get_display_name(lang.replace("-", "_"))
     except (UnknownLocaleError, ValueError):
@@ -44,6 +48,8 @@ def language_name(lang: str) -> str:
 
 @lru_cache(maxsize=None)
 def text_direction(lang: str) -> str:
+    from babel import Locale, UnknownLocaleError
+
     try:
         return Locale.parse(lang.replace("-", "_")).text_direction
     except (UnknownLocaleError, ValueError):
