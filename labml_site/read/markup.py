@@ -22,6 +22,8 @@ import json
 import re
 from collections.abc import Iterable
 
+from ..lazy_re import lazy
+
 # ---------------------------------------------------------------------------------------------
 # Placeholders
 
@@ -89,11 +91,11 @@ LOOSE_PLACEHOLDER_REFERENCE = (
 # A damaged placeholder with the span around it. `[^<>]*`, not `[^>]*`, so that each "<span" reads
 # at most to the next "<" (with `[^>]*`, many "<span" without a ">" made every one scan to the
 # end). The two differ only for a "<" inside a span's tag, which no valid value has.
-LOOSE_IN_SPAN_RE = re.compile(
+LOOSE_IN_SPAN_RE = lazy(
     rf"(?:<span\b[^<>]*>\s*)?(?P<token>{LOOSE_PLACEHOLDER_RE.pattern})(?:\s*</span\s*>)?"
 )
-ENCODED_PLACEHOLDER_RE = re.compile(r"%5[eEfF]|&#|&Hat;")  # a damaged placeholder that is encoded
-TRANSLATE_NO_RE = re.compile(r"""translate\s*=\s*["']?no\b""", re.IGNORECASE)  # what is left of a span
+ENCODED_PLACEHOLDER_RE = lazy(r"%5[eEfF]|&#|&Hat;")  # a damaged placeholder that is encoded
+TRANSLATE_NO_RE = lazy(r"""translate\s*=\s*["']?no\b""", re.IGNORECASE)  # what is left of a span
 
 
 def may_hold_caret(text: str) -> bool:

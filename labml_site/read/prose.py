@@ -36,6 +36,7 @@ from typing import Callable, Sequence
 from .markup import PLACEHOLDER_MARK, PLACEHOLDER_PATTERN, PLACEHOLDER_RE, placeholder
 from .rules import BLOCK_RULES, INLINE_RULES, LINE_RULES, Placeholder, kept_text, placeholder_rules_by_trigger
 from .sections import Section
+from ..lazy_re import lazy
 
 MAX_KEY_CHARS = 4000  # a longer section key is split into one key per top-level block
 
@@ -79,9 +80,9 @@ _KEEP_END = "\ue003"
 # `(?:\s[^<>]*)?/?>` reads exactly what `(?:\s+[^<>]*?)?\s*/?>` did, in time linear in the
 # tag: the old form tried every way to split a run of spaces between its three quantifiers, and
 # "<a" and 5,000 spaces took minutes. The tag and entity alternatives are `_HTML_TAG_RE`.
-_HTML_RE = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>"
+_HTML_RE = lazy(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>"
                       r"|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);", re.S)
-_HTML_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>"
+_HTML_TAG_RE = lazy(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>"
                           r"|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
 
 
@@ -94,12 +95,12 @@ def _keep_html(text: str, keep: Callable[[str], str]) -> str:
         cut = 0
     head = _HTML_RE.sub(lambda m: keep(m.group(0)), text[:cut]) if cut else ""
     return head + _HTML_TAG_RE.sub(lambda m: keep(m.group(0)), text[cut:])
-_AUTOLINK_RE = re.compile(r"<((?:https?|ftp)://[^<>\s]+)>")
-_ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()>#+\-.!])")
+_AUTOLINK_RE = lazy(r"<((?:https?|ftp)://[^<>\s]+)>")
+_ESCAPE_RE = lazy(r"\\([\\`*_{}\[\]()>#+\-.!])")
 
 
-_SPACES_RE = re.compile(r" {2,}")
-_KEEP_RE = re.compile(f"{_KEEP_MARK}(\\d+){_KEEP_END}")
+_SPACES_RE = lazy(r" {2,}")
+_KEEP_RE = lazy(f"{_KEEP_MARK}(\\d+){_KEEP_END}")
 _PH_MARK_RE = re.compile(f"{_PH_MARK}(\\d+){_PH_END}")
 
 
@@ -234,12 +235,12 @@ class _Element:
     render: Callable[[Callable[[str, int], str]], str] | None = None
 
 
-_FENCE_RE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([^`\s]*)[^\n]*$", re.M)
-_BEGIN_RE = re.compile(r"^[ \t]*\\begin\{([A-Za-z*]+)\}", re.M)
+_FENCE_RE = lazy(r"^[ \t]*(```+|~~~+)[ \t]*([^`\s]*)[^\n]*$", re.M)
+_BEGIN_RE = lazy(r"^[ \t]*\\begin\{([A-Za-z*]+)\}", re.M)
 
 
 _CLOSER_RE = {c: re.compile(r"^[ \t]*(" + re.escape(c) + r"{3,})[ \t]*$", re.M) for c in "`~"}
-_ENV_TOKEN_RE = re.compile(r"\\(begin|end)\{([A-Za-z*]+)\}")
+_ENV_TOKEN_RE = lazy(r"\\(begin|end)\{([A-Za-z*]+)\}")
 
 
 class _Closers:

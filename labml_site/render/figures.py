@@ -28,12 +28,14 @@ import html
 import re
 from typing import Callable, Iterable
 
+from ..lazy_re import lazy
 
-_COLOUR_ATTR = re.compile(r'\b(fill|stroke|stop-color|color)="([^"]+)"')
-_HEX = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})")
+
+_COLOUR_ATTR = lazy(r'\b(fill|stroke|stop-color|color)="([^"]+)"')
+_HEX = lazy(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})")
 _NAMED = {"white": "#ffffff", "black": "#000000", "gray": "#808080", "grey": "#808080", "lightgray": "#d3d3d3",
           "lightgrey": "#d3d3d3", "darkgray": "#a9a9a9", "red": "#ff0000", "blue": "#0000ff", "green": "#008000"}
-_SVG_OPEN = re.compile(r"<svg\b[^>]*>")
+_SVG_OPEN = lazy(r"<svg\b[^>]*>")
 DARK_BACKGROUND = (0x0D, 0x11, 0x17)  # the theme's dark --bg
 
 
@@ -73,8 +75,8 @@ def _dark_style(svg: str) -> str:
     return "<style>@media (prefers-color-scheme: dark){" + "".join(rules) + "}</style>"
 
 
-_TAG = re.compile(r"<([/?!]?)([A-Za-z][\w:.-]*)((?:[^<>\"']|\"[^\"<]*\"|'[^'<]*')*)>", re.S)
-_TRANSLATE_ATTR = re.compile(r"""(?:^|\s)translate\s*=\s*(?:"\s*(\w*)\s*"|'\s*(\w*)\s*'|(\w+))""", re.I)
+_TAG = lazy(r"<([/?!]?)([A-Za-z][\w:.-]*)((?:[^<>\"']|\"[^\"<]*\"|'[^'<]*')*)>", re.S)
+_TRANSLATE_ATTR = lazy(r"""(?:^|\s)translate\s*=\s*(?:"\s*(\w*)\s*"|'\s*(\w*)\s*'|(\w+))""", re.I)
 _LABEL_TAGS = frozenset({"text", "tspan", "title", "desc"})
 
 
@@ -92,7 +94,7 @@ def has_letter(label: str) -> bool:
 
 
 # An unclosed comment runs to the end, as a parser reads it (and so each is scanned once).
-_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)|<!\[CDATA\[.*?(?:\]\]>|\Z)", re.S)
+_COMMENT = lazy(r"<!--.*?(?:-->|\Z)|<!\[CDATA\[.*?(?:\]\]>|\Z)", re.S)
 
 
 def _blank_comments(svg: str) -> str:

@@ -16,10 +16,11 @@ from typing import Iterable, Sequence
 
 from ..read.markup import MARKDOWN_FORMS, PLACEHOLDER_MARK, PLACEHOLDER_RE
 from ..read.structure import url_path
+from ..lazy_re import lazy
 
 # A formula as `typeset.math` writes it, cut down before parsing to one element holding its TeX
 # (MathML is most of the tags in prose: parsing each would be most of the work).
-_FORMULA = re.compile(
+_FORMULA = lazy(
     r'<math xmlns="http://www\.w3\.org/1998/Math/MathML" display="(inline|block)"><semantics>(?:(?!</?math\b).)*?'
     r'<annotation encoding="application/x-tex">([^<]*)</annotation></semantics></math>',
     re.S,
@@ -34,27 +35,27 @@ _TAG = re.compile(r"<[^>]*>")
 
 
 _MARKER = re.compile(r'<span class="(?:untranslated-marker|section-link)"[^>]*>[^<]*</span>')
-_SHORT_MATH = re.compile(r'<math display="(inline|block)"><annotation encoding="application/x-tex">([^<]*)</annotation></math>')
-_PRE = re.compile(r'<pre\b([^>]*)><code>(.*?)</code></pre>', re.S)
-_LANG = re.compile(r'data-lang="([^"]*)"')
+_SHORT_MATH = lazy(r'<math display="(inline|block)"><annotation encoding="application/x-tex">([^<]*)</annotation></math>')
+_PRE = lazy(r'<pre\b([^>]*)><code>(.*?)</code></pre>', re.S)
+_LANG = lazy(r'data-lang="([^"]*)"')
 _CODE = re.compile(r"<code\b[^>]*>(.*?)</code>", re.S)
-_WS = re.compile(r"\s+")
+_WS = lazy(r"\s+")
 _HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1>", re.S)
 _LINK = re.compile(r'<a\b[^>]*?href="([^"]*)"[^>]*>(.*?)</a>', re.S)
-_IMG = re.compile(r'<img\b[^>]*?>')
-_ATTR = re.compile(r'(\w+)="([^"]*)"')
+_IMG = lazy(r'<img\b[^>]*?>')
+_ATTR = lazy(r'(\w+)="([^"]*)"')
 _STRONG = re.compile(r"</?(?:strong|b)>")
-_EM = re.compile(r"</?(?:em|i)>")
+_EM = lazy(r"</?(?:em|i)>")
 # A list holding no list: its content runs to its first end tag and holds no `<ul`/`<ol` (as
 # `((?:(?!<(?:ul|ol)\b).)*?)` says, read a "<" at a time rather than a character at a time).
 _LIST = re.compile(r"<(ul|ol)\b[^>]*>([^<]*(?:<(?!(?:ul|ol)\b|/\1>)[^<]*)*)</\1>")
 # An item: up to the next `<li` or the end (`(.*?)(?=<li\b|$)`, a "<" at a time; where that stops
 # before a last line break, this keeps it, and `_list_md` strips it with the spaces).
 _LI = re.compile(r"<li\b[^>]*>([^<]*(?:<(?!li\b)[^<]*)*)")
-_QUOTE = re.compile(r"<blockquote\b[^>]*>(.*?)</blockquote>", re.S)
-_TABLE = re.compile(r"<table\b[^>]*>(.*?)</table>", re.S)
-_ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr>", re.S)
-_CELL = re.compile(r"<t[dh]\b[^>]*>(.*?)</t[dh]>", re.S)
+_QUOTE = lazy(r"<blockquote\b[^>]*>(.*?)</blockquote>", re.S)
+_TABLE = lazy(r"<table\b[^>]*>(.*?)</table>", re.S)
+_ROW = lazy(r"<tr\b[^>]*>(.*?)</tr>", re.S)
+_CELL = lazy(r"<t[dh]\b[^>]*>(.*?)</t[dh]>", re.S)
 # The blocks Markdown has no form for (and a definition list's parts): their tags are paragraph breaks.
 _BREAKS = {tag for tag, form in MARKDOWN_FORMS.items() if form == "paragraph"} | {"summary", "dt", "dd"}
 _BLOCK_TAG = re.compile(r"</?(?:" + "|".join(sorted(_BREAKS)) + r")\b[^>]*>")

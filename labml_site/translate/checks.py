@@ -51,6 +51,7 @@ from .html_outline import (
     visible_text,
 )
 from .sanitize import is_protocol_relative
+from ..lazy_re import lazy
 
 # --------------------------------------------------------------------------------------------
 # Registry
@@ -592,8 +593,8 @@ def check_ids(ctx: EntryContext) -> Iterator[Finding]:
 
 _SURROGATES = "\ud800-\udfff"
 _CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufeff"
-_LONE_SURROGATE = re.compile(f"[{_SURROGATES}]")
-_SUSPICIOUS_CHARS = re.compile(f"[{_CONTROLS}]")
+_LONE_SURROGATE = lazy(f"[{_SURROGATES}]")
+_SUSPICIOUS_CHARS = lazy(f"[{_CONTROLS}]")
 # Either of those: nearly every value has none, and one search says so for both checks.
 _UNUSUAL_CHARS = re.compile(f"[{_SURROGATES}{_CONTROLS}]")
 

@@ -42,6 +42,7 @@ from ..read.markup import (
 from . import fast_html
 from .checks import EntryContext, run_entry_checks
 from .sanitize import sanitize
+from ..lazy_re import lazy
 
 # Codes whose defects `repair` removes: after a repair they are warnings, not errors.
 REPAIRABLE = frozenset({"html-unbalanced", "html-structure", "html-outside-block", "placeholder-encoded"})
@@ -53,7 +54,7 @@ UNTRANSLATED_MARK = "\ue000untranslated\ue000"
 # still be shown (`_split_review`).
 _PLACEHOLDER_SET = frozenset({"placeholder-missing", "placeholder-duplicated", "placeholder-extra", "placeholder-altered"})
 
-_WHOLE_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+_WHOLE_TAG = lazy(r"</?[A-Za-z][^<>]*>")
 
 
 @cache
@@ -562,10 +563,10 @@ def _marked_item(li: str) -> str:
 # The original's key rule where it differs from ours
 # --------------------------------------------------------------------------------------------
 
-_OL_RE = re.compile(r"<ol>(<li>.*?</li>)</ol>", re.S)
-_TAG_SPLIT_RE = re.compile(r"(<[^>]*>)")
+_OL_RE = lazy(r"<ol>(<li>.*?</li>)</ol>", re.S)
+_TAG_SPLIT_RE = lazy(r"(<[^>]*>)")
 # `[text]` not followed by `(`: no tag, placeholder or bracket inside
-_BRACKET_RE = re.compile(r"\[([^\[\]<>]+)\](?!\()")
+_BRACKET_RE = lazy(r"\[([^\[\]<>]+)\](?!\()")
 
 
 def _bracket_links(key: str) -> str:
@@ -605,10 +606,10 @@ def legacy_key(key: str) -> str | None:
     return legacy if legacy != key else None
 
 
-_A_ELEMENT_RE = re.compile(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.S)
+_A_ELEMENT_RE = lazy(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.S)
 
 
-_ITEM_TAG_RE = re.compile(r"<[^>]*>")
+_ITEM_TAG_RE = lazy(r"<[^>]*>")
 
 
 def _numbered_items(paragraph: str, count: int) -> list[str] | None:

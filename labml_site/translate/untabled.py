@@ -14,13 +14,14 @@ from __future__ import annotations
 import re
 
 from .sanitize import sanitize
+from ..lazy_re import lazy
 
 # (sanitised HTML has no "<" or ">" in an attribute: `sanitize` drops such attributes)
-_TAG_RE = re.compile(r"<[^>]*>")
-_PIECE_RE = re.compile(r"<table>\n.*?</table>\n|<hr>\n|<p>(?:(?!</p>).)*</p>\n", re.S)
-_CELL_RE = re.compile(r'(<t([hd])(?: align="\w+")?>)(.*?)(</t\2>)', re.S)
-_DELIMITER_RE = re.compile(r":?-+:?")
-_BREAK_RE = re.compile(r"(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}")
+_TAG_RE = lazy(r"<[^>]*>")
+_PIECE_RE = lazy(r"<table>\n.*?</table>\n|<hr>\n|<p>(?:(?!</p>).)*</p>\n", re.S)
+_CELL_RE = lazy(r'(<t([hd])(?: align="\w+")?>)(.*?)(</t\2>)', re.S)
+_DELIMITER_RE = lazy(r":?-+:?")
+_BREAK_RE = lazy(r"(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}")
 _RULE_SIGN = "<p>\x00rule</p>\n"
 
 

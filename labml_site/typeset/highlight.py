@@ -24,6 +24,7 @@ from pygments.token import STANDARD_TYPES, Token, _TokenType
 
 from ..read.sections import PythonTokens, TokenItem, _from_tokenize, python_tokens
 from .pygments_tables import python_words, style_defs
+from ..lazy_re import lazy
 
 if TYPE_CHECKING:
     from pygments.lexer import Lexer
@@ -136,13 +137,13 @@ _ROOT, _FUNCNAME, _CLASSNAME, _IMPORT, _FROMIMPORT = range(5)
 _STATEMENTS = {"def": ("k", _FUNCNAME), "class": ("k", _CLASSNAME),
                "import": ("kn", _IMPORT), "from": ("kn", _FROMIMPORT)}
 _STATEMENT_GAP = re.compile(r"(?:\s|\\\s)+")
-_SPACE = re.compile(r"\s*")
+_SPACE = lazy(r"\s*")
 _GAP = re.compile(r"[\s\\]*")  # between tokens: whitespace and line continuations only
 # `match`/`case` starting a line are keywords unless what follows shows they are names.
-_SOFT_KEYWORD = re.compile(r"(?![ \t]*(?:[:,;=^&|@~)\]}]|(?:%s)\b))"
+_SOFT_KEYWORD = lazy(r"(?![ \t]*(?:[:,;=^&|@~)\]}]|(?:%s)\b))"
                            % "|".join(k for k in keyword.kwlist if k[0].islower()))
-_SOFT_UNDERSCORE = re.compile(r"(\s+)([^\n_]*)(_\b)")
-_LAZY_IMPORT = re.compile(r"lazy(?:\s|\\\s)+(?:from|import)(?:\s|\\\s)+")
+_SOFT_UNDERSCORE = lazy(r"(\s+)([^\n_]*)(_\b)")
+_LAZY_IMPORT = lazy(r"lazy(?:\s|\\\s)+(?:from|import)(?:\s|\\\s)+")
 _OPERATOR = re.compile(r"!=|==|<<|>>|:=|[-~+/*%=<>&^|.@]")
 _PUNCTUATION = frozenset("[]{}:(),;")
 _NUMBERS = (

@@ -21,6 +21,7 @@ from ..read.markup import placeholder
 from ..read.prose import Placeholder, ProseBlock, ProseLines, fill, page_title, section_blocks
 from ..read.sections import ParsedSource, Section, SourceError, parse_source, python_syntax_error
 from ..read.urls import SCHEME_RE, browser_reads, script_scheme, url_problem
+from ..lazy_re import lazy
 
 
 @dataclass(frozen=True)
@@ -312,7 +313,7 @@ _RISKY_PATTERN = (
     r"|(?:href|src|action|formaction|data|poster|background|xlink:href|srcset|srcdoc|codebase|ping|lowsrc|dynsrc)\s*="
     r"\s*(?:[\"'][\x00-\x20]*)?(?:[/\\&:]|[a-zA-Z0-9+.\-]+(?:[\t\n\r]+[a-zA-Z0-9+.\-]*)*[:&])"
 )
-_RISKY_RE = re.compile(_RISKY_PATTERN, re.IGNORECASE)
+_RISKY_RE = lazy(_RISKY_PATTERN, re.IGNORECASE)
 _RISKY_LOWER_RE = re.compile(_RISKY_PATTERN)
 
 
@@ -494,7 +495,7 @@ def analyse(rel: str, url: str, text: str) -> PageData:
     )
 
 
-_LINK_TAG_RE = re.compile(r"<a\b[^>]*>|</a>")
+_LINK_TAG_RE = lazy(r"<a\b[^>]*>|</a>")
 
 
 def _inside_link(key: str, index: int) -> bool:

@@ -6,31 +6,32 @@ import bisect
 import re
 
 from . import inline_rule
+from ...lazy_re import lazy
 
 
 # as in Python-Markdown, `*` surrounded by spaces (`a * b * c`) is not emphasis
-_STRONG_EM_RE = re.compile(r"\*\*\*(?!\s)(.+?)(?<!\s)\*\*\*", re.S)
-_STRONG_RE = re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*", re.S)
+_STRONG_EM_RE = lazy(r"\*\*\*(?!\s)(.+?)(?<!\s)\*\*\*", re.S)
+_STRONG_RE = lazy(r"\*\*(?!\s)(.+?)(?<!\s)\*\*", re.S)
 # A closing `*` may follow a space, as in Python-Markdown; an opening one may be followed by one
 # only at the start of a line: `* ` items right after a paragraph line are no list (a list starts
 # a block), and the original reads the first such item up to the next `*` as emphasis
 _EM_RE = re.compile(r"(?:(?<=\n)\*|\*(?!\s))([^*]+?)\*")
-_SMART_STRONG_RE = re.compile(r"(?<!\w)__(?!_)(.+?)(?<!_)__(?!\w)", re.S)
-_SMART_EM_RE = re.compile(r"(?<!\w)_(?!_)(.+?)(?<!_)_(?!\w)", re.S)
+_SMART_STRONG_RE = lazy(r"(?<!\w)__(?!_)(.+?)(?<!_)__(?!\w)", re.S)
+_SMART_EM_RE = lazy(r"(?<!\w)_(?!_)(.+?)(?<!_)_(?!\w)", re.S)
 
 
 # The same patterns cut in two: where one may open, where one may close (each a zero-width
 # match, so overlapping ones are all found). `_pair_sub` pairs them as the lazy `(.+?)` does, in
 # linear time: the patterns above scan to the end of the text from every opener that never closes
 # (a paragraph of "**a " took seconds).
-_STRONG_EM_OPEN = re.compile(r"\*\*\*(?!\s)")
+_STRONG_EM_OPEN = lazy(r"\*\*\*(?!\s)")
 _STRONG_EM_CLOSE = re.compile(r"(?<!\s)(?=\*\*\*)")
 _STRONG_OPEN = re.compile(r"\*\*(?!\s)")
 _STRONG_CLOSE = re.compile(r"(?<!\s)(?=\*\*)")
-_SMART_STRONG_OPEN = re.compile(r"(?<!\w)__(?!_)")
-_SMART_STRONG_CLOSE = re.compile(r"(?<!_)(?=__(?!\w))")
-_SMART_EM_OPEN = re.compile(r"(?<!\w)_(?!_)")
-_SMART_EM_CLOSE = re.compile(r"(?<!_)(?=_(?!\w))")
+_SMART_STRONG_OPEN = lazy(r"(?<!\w)__(?!_)")
+_SMART_STRONG_CLOSE = lazy(r"(?<!_)(?=__(?!\w))")
+_SMART_EM_OPEN = lazy(r"(?<!\w)_(?!_)")
+_SMART_EM_CLOSE = lazy(r"(?<!_)(?=_(?!\w))")
 
 
 def _pair_sub(text: str, opener: re.Pattern[str], closer: re.Pattern[str], width: int, before: str, after: str) -> str:
