@@ -603,31 +603,42 @@ def test_serve_rebuilds_incrementally_and_wakes_waiting_pages(tmp_path):
         watcher.join(timeout=10)
 
 
-def test_a_serve_rebuild_wakes_the_pages_before_it_records_what_the_next_build_reads(tmp_path, monkeypatch):
-    """The reload waits only for the site: the records (heads, manifest, the nothing-changed
-    record) are saved after the pages are told, and before the next build reads them."""
+def _serve_rebuild_after_an_edit(tmp_path, monkeypatch, finish_for):
+    """A built, settled site, then one `serve` rebuild after an edit of the toy page, with
+    `Production.finish` (which records the build's outputs) replaced by `finish_for(state)`, given
+    the server's state: the config and that state."""
     from labml_site.builder import settle
     from labml_site.builder.serve import make_server, rebuild_now
-    from labml_site.builder.uptodate import up_to_date
 
     src, tr = make_tree(tmp_path)
     cfg = config(src, tr, tmp_path / "site", live_reload=True)
     build(cfg)
     settle()
     server, state = make_server(cfg.out, 0)
-    woken_before_recorded: list[bool] = []
-    real_finish = engine_module.Production.finish
-
-    def finish(self):
-        woken_before_recorded.append(state.build_id == 1)
-        real_finish(self)
-
-    monkeypatch.setattr(engine_module.Production, "finish", finish)
+    monkeypatch.setattr(engine_module.Production, "finish", finish_for(state))
     try:
         edit(src / "toy/page.py", "# Divide once", "# Divide twice")
         rebuild_now(lambda: build(cfg), state)
     finally:
         server.server_close()
+    return cfg, state
+
+
+def test_a_serve_rebuild_wakes_the_pages_before_it_records_what_the_next_build_reads(tmp_path, monkeypatch):
+    """The reload waits only for the site: the records (heads, manifest, the nothing-changed
+    record) are saved after the pages are told, and before the next build reads them."""
+    from labml_site.builder.uptodate import up_to_date
+
+    woken_before_recorded: list[bool] = []
+    real_finish = engine_module.Production.finish
+
+    def finish_for(state):
+        def finish(self):
+            woken_before_recorded.append(state.build_id == 1)
+            real_finish(self)
+        return finish
+
+    cfg, _state = _serve_rebuild_after_an_edit(tmp_path, monkeypatch, finish_for)
     assert woken_before_recorded == [True]
     assert "Divide twice" in text(cfg.out / "toy/page.html")
     # Recorded once the rebuild is done: the next build knows the site is up to date from the
@@ -646,28 +657,14 @@ def test_a_live_reload_build_left_unrecorded_is_recorded_before_the_next_build_r
 
 
 def test_a_serve_rebuild_whose_records_cannot_be_saved_still_serves_and_says_why(tmp_path, monkeypatch, capsys):
-    from labml_site.builder import settle
-    from labml_site.builder.serve import make_server, rebuild_now
-
-    src, tr = make_tree(tmp_path)
-    cfg = config(src, tr, tmp_path / "site", live_reload=True)
-    build(cfg)
-    settle()
-    server, state = make_server(cfg.out, 0)
-
     def finish(self):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(engine_module.Production, "finish", finish)
-    try:
-        edit(src / "toy/page.py", "# Divide once", "# Divide twice")
-        rebuild_now(lambda: build(cfg), state)
-    finally:
-        server.server_close()
+    cfg, state = _serve_rebuild_after_an_edit(tmp_path, monkeypatch, lambda state: finish)
     assert state.build_id == 1 and "Divide twice" in text(cfg.out / "toy/page.html")
     assert "the build cache could not be updated" in capsys.readouterr().err
     monkeypatch.undo()
-    edit(src / "toy/page.py", "# Divide twice", "# Divide thrice")
+    edit(cfg.source / "toy/page.py", "# Divide twice", "# Divide thrice")
     assert build(cfg).ok and "Divide thrice" in text(cfg.out / "toy/page.html")
 
 
