@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from labml_site.translate.catalog import Catalog, check_file
 from labml_site.translate.repair import UNTRANSLATED_MARK, repair_html, review
 from labml_site.render.localize import section_html
@@ -124,6 +126,29 @@ def test_an_entry_of_one_block_translates_that_block_of_a_longer_key(tmp_path):
     assert result.findings[0].code == "partly-translated"
     # a known block without words (`<p> </p>`) translates nothing: the key stays missing
     assert catalog.verdict("<p>New text.</p>\n<p> </p>\n").state == "untranslated"
+
+
+def test_a_changed_key_takes_its_blocks_from_what_the_reviews_made_without_parsing_again(tmp_path, monkeypatch):
+    """The blocks of entries that other keys reuse come from the entries' reviews: as written
+    when the review found only warnings, as repaired when it repaired; the same blocks as from
+    repairing the value again with html5lib, which is not asked."""
+    from labml_site.translate import catalog as catalog_module
+
+    warned, repaired = "<h1>A</h1>\n<p>B</p>\n", "<h2>C</h2>\n<p>D</p>\n"
+    path = tmp_path / "p.zh.json"
+    path.write_text(json.dumps({warned: "<h1>甲</h1>\n<p>乙</p>", repaired: "<h2>丙</h2>\n<p>丁</p>。\n"},
+                               ensure_ascii=False), "utf-8")
+    catalog = Catalog.load(path, "zh")
+    assert (catalog.verdict(warned).state, [f.code for f in catalog.verdict(warned).findings]) == ("translated", ["whitespace-differs"])
+    assert catalog.verdict(repaired).state == "repaired" and catalog.verdict(repaired).repaired is not None
+    changed = "<h1>A</h1>\n<h2>C</h2>\n<p>B, changed</p>\n<p>D</p>\n"
+    with monkeypatch.context() as m:  # what repairing every reused value again gives
+        m.setattr(catalog_module, "_as_reviewed", lambda key, value, verdict: repair_html(key, value))
+        expected = Catalog.load(path, "zh").verdict(changed)
+    monkeypatch.setattr(catalog_module, "repair_html", lambda *a: pytest.fail("parsed again"))
+    found = Catalog.load(path, "zh").verdict(changed)
+    assert found == expected and found.state == "repaired"
+    assert "<h1>甲</h1>" in found.html and "<h2>丙</h2>" in found.html and "<p>丁。</p>" in found.html
 
 
 def test_nothing_in_common_stays_missing(tmp_path):
