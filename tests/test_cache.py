@@ -841,3 +841,37 @@ def test_a_damaged_pack_entry_is_a_miss_alone(tmp_path: Path, monkeypatch: pytes
     path.write_bytes(bytes(data[: len(data) // 2]))  # torn: what lies past the tear is missed
     torn = build_cache.ObjectStore(tmp_path)
     assert torn.get_from_pack(pack, "k4") is build_cache.MISS
+
+
+def test_repairs_are_remembered_from_one_build_to_the_next(tmp_path, monkeypatch):
+    """A translation value that needs a repair is repaired once: the next build that localizes
+    its page again (here after an edit of the page)
+    takes the repair from the cache, and shows what a build without that record shows."""
+    from labml_site.translate import repair
+
+    src, tr = make_tree(tmp_path)
+    keys = analyse("toy/page.py", "toy/page.html", PAGE).keys
+    first = next(k for k in keys if k.startswith("<p>") and k.endswith("</p>\n"))
+    values = json.loads((tr / "toy/page.zh.json").read_text(encoding="utf-8"))
+    values[first] = zh_value(first).rstrip("\n") + "。\n"  # text after </p>: a benign defect
+    write_json(tr / "toy/page.zh.json", values)
+    assert repair.review(first, values[first], lang="zh").repaired is not None
+    cfg = config(src, tr, tmp_path / "site", jobs=1)
+    build(cfg)
+    edit(src / "toy/page.py", "# Divide once", "# Divide twice")
+    monkeypatch.setattr(repair, "_repair_html", lambda *a: pytest.fail("repaired again"))
+    again = build(cfg)
+    assert again.stats.localized == len(LANGS) and "Divide twice" in text(again.out / "toy/page.html")
+    monkeypatch.undo()
+    fresh = build(config(src, tr, tmp_path / "fresh", jobs=1, cache=False))
+    assert snapshot(again.out) == snapshot(fresh.out)
+
+
+def test_a_repairs_record_of_another_builder_is_not_used(tmp_path):
+    mine, theirs = build_cache.RepairsRecord(tmp_path, "mine"), build_cache.RepairsRecord(tmp_path, "theirs")
+    theirs.save({"d1": "<p>theirs</p>\n"})
+    assert build_cache.RepairsRecord(tmp_path, "theirs").get("d1") == "<p>theirs</p>\n"
+    assert mine.get("d1") is None and len(mine) == 0
+    mine.save({"d2": "<p>mine</p>\n"})
+    again = build_cache.RepairsRecord(tmp_path, "mine")
+    assert dict(again) == {"d2": "<p>mine</p>\n"} and build_cache.RepairsRecord(tmp_path, "theirs").get("d1") is None

@@ -41,6 +41,7 @@ import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Iterable
 
 from .. import __version__
@@ -48,10 +49,12 @@ from ..read.safe_files import UnsafeFile, read_regular
 
 CACHE_FORMAT = "1"  # bump when the layout of entries changes
 _MAGIC = b"LSC2"
-# Libraries whose version changes what a page looks like (highlighting, math, templates, sanitizing).
-# distribution → its top-level module (uptodate.py finds where it is installed without importing it)
+# Libraries whose version changes what a page looks like (highlighting, math, templates, sanitizing,
+# repairing a translation's HTML). distribution → its top-level module (uptodate.py finds where it
+# is installed without importing it)
 _OUTPUT_LIBRARIES = {"pygments": "pygments", "math-core": "math_core", "jinja2": "jinja2", "nh3": "nh3",
-                     "markdown": "markdown", "babel": "babel", "nbformat": "nbformat", "pyyaml": "yaml"}
+                     "markdown": "markdown", "babel": "babel", "nbformat": "nbformat", "pyyaml": "yaml",
+                     "html5lib": "html5lib"}
 OUTPUT_MODULES = tuple(_OUTPUT_LIBRARIES.values())
 
 
@@ -273,6 +276,54 @@ class DictFile:
             self.log.unlink(missing_ok=True)  # (a crash before this replays changes the record has)
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             pass
+
+
+class RepairsRecord(Mapping):
+    """The repairs of translation values that earlier builds made (`repairs.pkl`, a `DictFile`:
+    `repair.repair_digest` → the repaired value), for `repair.remembering_repairs`. Read when
+    first asked (most builds repair nothing), and only when the builder that wrote it is this one
+    (its fingerprint is the record's entry ""): a repair is a function of the key, the value and
+    the builder's code and libraries."""
+
+    def __init__(self, root: Path, fingerprint: str, enabled: bool = True) -> None:
+        self.file = DictFile(root, "repairs")
+        self.fingerprint = fingerprint
+        self.enabled = enabled
+        self._entries: dict[str, Any] | None = None
+        self._stale: list[str] = []  # the keys of a record another builder wrote
+
+    def _loaded(self) -> dict[str, Any]:
+        if self._entries is None:
+            entries = self.file.load() if self.enabled else {}
+            if entries and entries.get("") != self.fingerprint:
+                self._stale, entries = list(entries), {}
+            self._entries = entries
+        return self._entries
+
+    def __getitem__(self, digest: str) -> str:
+        found = self._loaded()[digest] if digest else None
+        if not isinstance(found, str):
+            raise KeyError(digest)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in self._loaded() if k)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def save(self, made: Mapping[str, str]) -> None:
+        """Add the repairs this build made (nothing to write when it made none)."""
+        if not self.enabled or not made:
+            return
+        entries = self._loaded()
+        new = {k: v for k, v in made.items() if entries.get(k) != v}
+        if not new and entries.get("") == self.fingerprint:
+            return
+        entries.update(new)
+        entries[""] = self.fingerprint
+        self.file.save(entries, [*new, ""], self._stale)
+        self._stale = []
 
 
 def stage_beside(path: Path, data: bytes, mode: int | None = None) -> str:

@@ -23,7 +23,7 @@ from ..read.structure import MAX_SOURCE_BYTES, SiteFiles, SourceFile
 
 from ..render import notebooks
 from ..render.text import LocalText
-from ..translate import glossary
+from ..translate import glossary, repair
 from ..translate.catalog import resolve_translation_file, sidecar_name
 from ..typeset import linking
 from ..typeset.page import PageData
@@ -166,6 +166,7 @@ class _GroupResult:
     results: tuple[_FileResult, ...]
     pack: str = ""  # the cache pack the group's entries were stored in ("" when none)
     packed: tuple[str, ...] = ()  # their keys
+    repairs: dict[str, str] = field(default_factory=dict)  # the translation values it repaired (`repair.remembering_repairs`)
 
 
 def _stored_text(text: LocalText) -> LocalText:
@@ -176,9 +177,10 @@ def _prepare_group(jobs: tuple[_FileJob, ...], store: ObjectStore | None, send: 
     """Several files, whose cache entries are written together in one pack file (creating a
     file costs more than filling it)."""
     entries: dict[str, object] | None = {} if store is not None else None
-    results = tuple(_prepare_file(job, entries, send) for job in jobs)
+    with repair.remembering_repairs() as repairs:  # (in a worker: sent back, for the next build)
+        results = tuple(_prepare_file(job, entries, send) for job in jobs)
     pack, packed = store.put_pack(entries) if store is not None else ("", ())
-    return _GroupResult(results, pack, packed)
+    return _GroupResult(results, pack, packed, repairs)
 
 
 def _prepare_job(args: tuple[tuple[_FileJob, ...], ObjectStore | None, bool]) -> _GroupResult:
@@ -537,6 +539,7 @@ def source_of(prepared: Prepared, rel: str) -> bytes:
 
 def _take_group(prepared: Prepared, memo: Memo, jobs: tuple[_FileJob, ...], group: _GroupResult) -> None:
     memo.packed(group.pack, group.packed)
+    repair.keep_repairs(group.repairs)
     for job, result in zip(jobs, group.results):
         _take_result(prepared, memo, job, result)
 

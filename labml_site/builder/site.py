@@ -43,12 +43,12 @@ from ..render.redirect import Redirect, plan_redirects
 from ..render.text import local_page
 from . import cache_size, pipeline
 from .theme import Theme
-from ..translate import glossary, verdict
+from ..translate import glossary, repair, verdict
 from ..translate.catalog import Catalog
 from ..translate.verdict import tally
 from ..typeset import highlight
 from ..typeset.page import PageData
-from .cache import BuildStats
+from .cache import BuildStats, RepairsRecord
 from .config import BuildConfig
 from .ui_catalogs import load_ui
 from .entries import asset_bytes, svg_entries
@@ -534,12 +534,16 @@ def build_with(config: BuildConfig, snapshot: Snapshot | None) -> BuildResult:
         held.enter_context(verdict.remembering(long_lived=config.live_reload))  # (each value judged once)
         production = Production.open(out, enabled=config.cache, keep_in_memory=config.live_reload)
         held.enter_context(_fewer_collections())
+        cache = production.memo.cache
+        repairs = RepairsRecord(cache.root, cache.fingerprint, enabled=cache.enabled)
+        repaired = held.enter_context(repair.remembering_repairs(repairs))  # (what earlier builds repaired)
         try:
             result, record = _build(config, production, snapshot, started)
         except BaseException:
             production.memo.save_heads(prune=False)  # what was computed before the failure stays findable
             raise
         held.callback(_recording, production, record, result, started)
+        held.callback(repairs.save, repaired)
         if config.live_reload:
             _UNSETTLED.append(held.pop_all())
         return result

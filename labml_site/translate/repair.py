@@ -20,10 +20,12 @@ stands for the marker text, which the page fills in its language).
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import html as _html
 import re
 from dataclasses import dataclass, field
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cache, lru_cache
 
 from ..findings import Finding
@@ -271,8 +273,53 @@ def _key_top_level(key: str) -> tuple[bool, frozenset[str]]:
     return False, frozenset(keep)
 
 
+# Repairs made by earlier builds (`remembering_repairs`): a repair is a function of the key and
+# the value alone, and the html5lib it needs costs a one-file rebuild ~25 ms to import and a few
+# milliseconds a value. A stack, innermost last, of (known, made here): digest → repaired value.
+_REPAIRS: list[tuple[Mapping[str, str], dict[str, str]]] = []
+
+
+@contextlib.contextmanager
+def remembering_repairs(known: Mapping[str, str] | None = None) -> Iterator[dict[str, str]]:
+    """While the block lasts, `repair_html` answers from `known` (`repair_digest` → repaired
+    value; with an enclosing block, from its too) and from what it repaired since; yields those
+    new repairs, which an enclosing block also gets when this one ends."""
+    made: dict[str, str] = {}
+    _REPAIRS.append((known if known is not None else {}, made))
+    try:
+        yield made
+    finally:
+        _REPAIRS.pop()
+        if _REPAIRS:
+            _REPAIRS[-1][1].update(made)
+
+
+def keep_repairs(repairs: Mapping[str, str]) -> None:
+    """Repairs made elsewhere (in a worker process) join those of the innermost block."""
+    if _REPAIRS and repairs:
+        _REPAIRS[-1][1].update(repairs)
+
+
+def repair_digest(key: str, value: str) -> str:
+    return hashlib.blake2b(f"{len(key)}:{key}{value}".encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+
 def repair_html(key: str, value: str) -> str:
     """`value` with its benign structural defects repaired (see the module docstring)."""
+    if not _REPAIRS:
+        return _repair_html(key, value)
+    digest = repair_digest(key, value)
+    for known, made in reversed(_REPAIRS):
+        found = made.get(digest)
+        if found is None:
+            found = known.get(digest)
+        if isinstance(found, str):
+            return found
+    repaired = _REPAIRS[-1][1][digest] = _repair_html(key, value)
+    return repaired
+
+
+def _repair_html(key: str, value: str) -> str:
     fixed = decode_placeholders(value)
     root = _parse(fixed)
     outside, keep = _key_top_level(key)
