@@ -841,6 +841,9 @@ def test_a_damaged_pack_entry_is_a_miss_alone(tmp_path: Path, monkeypatch: pytes
     path.write_bytes(bytes(data[: len(data) // 2]))  # torn: what lies past the tear is missed
     torn = build_cache.ObjectStore(tmp_path)
     assert torn.get_from_pack(pack, "k4") is build_cache.MISS
+    # A length past the file's end (damage) is a miss, not a read of that many bytes.
+    path.write_bytes(bytes(data[:4]) + (1 << 60).to_bytes(8, "little") + bytes(data[12:]))
+    assert build_cache.ObjectStore(tmp_path).get_from_pack(pack, "k0") is build_cache.MISS
 
 
 def test_repairs_are_remembered_from_one_build_to_the_next(tmp_path, monkeypatch):

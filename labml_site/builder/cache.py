@@ -541,6 +541,7 @@ class _PackReader:
     path: Path
     index: dict[str, Any]
     start: int  # where the entries begin
+    size: int  # of the file
     data: bytes | None
 
     @classmethod
@@ -553,16 +554,20 @@ class _PackReader:
                 if len(head) < _HEAD:
                     return None
                 start = _HEAD + int.from_bytes(head[4:12], "little")
+                if start > size:  # (a torn or damaged length: nothing is read past the file)
+                    return None
                 framed = head[:start] if whole else head + f.read(start - _HEAD)
         except OSError:
             return None
-        index = _decode(framed) if start <= size else MISS
-        return cls(path, index, start, head if whole else None) if isinstance(index, dict) else None
+        index = _decode(framed)
+        return cls(path, index, start, size, head if whole else None) if isinstance(index, dict) else None
 
     def get(self, key: str) -> Any:
         try:
             offset, length, crc = self.index[key]
             at = self.start + offset
+            if offset < 0 or length < 0 or at + length > self.size:
+                return MISS
             if self.data is not None:
                 blob: bytes | memoryview = memoryview(self.data)[at : at + length]
             else:
