@@ -30,27 +30,27 @@ class UI:
         return text_direction(self.lang)
 
 
-# Babel is imported here, when asked: a build finds both answers with its heads (`site._languages`),
-# and importing Babel costs a one-file rebuild 5 ms.
+def _locale(lang: str):
+    """Babel's locale of `lang` (None when Babel does not know it), Babel imported only now: a
+    build finds a language's name and direction with its heads (`site._languages`), and importing
+    Babel costs a one-file rebuild 5 ms."""
+    from babel import Locale, UnknownLocaleError
+
+    try:
+        return Locale.parse(lang.replace("-", "_"))
+    except (UnknownLocaleError, ValueError):
+        return None
 
 
 @lru_cache(maxsize=None)
 def language_name(lang: str) -> str:
     """The language's name in that language ("中文", "Русский"), as readers look for it."""
-    from babel import Locale, UnknownLocaleError
-
-    try:
-        name = Locale.parse(lang.replace("-", "_")).get_display_name(lang.replace("-", "_"))
-    except (UnknownLocaleError, ValueError):
-        return lang
+    locale = _locale(lang)
+    name = locale.get_display_name(locale) if locale is not None else None
     return (name[:1].upper() + name[1:]) if name else lang
 
 
 @lru_cache(maxsize=None)
 def text_direction(lang: str) -> str:
-    from babel import Locale, UnknownLocaleError
-
-    try:
-        return Locale.parse(lang.replace("-", "_")).text_direction
-    except (UnknownLocaleError, ValueError):
-        return "ltr"
+    locale = _locale(lang)
+    return locale.text_direction if locale is not None else "ltr"

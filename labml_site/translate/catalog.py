@@ -341,9 +341,9 @@ class Catalog:
 def _as_reviewed(key: str, value: str, verdict: Verdict) -> str:
     """An entry's value as its review (`verdict.judge`) left it: as written when the checks found
     no error (warnings only: nothing to repair), the repair when it made one, else repaired now.
-    The review's answer saves parsing the value again with html5lib (a third of a one-file
-    rebuild of the real corpus whose edit changed a key); on every entry of the real corpus, the
-    tutorial and the benchmark corpus, the unit pairs are those of `repair_html`'s value."""
+    The review's answer saves parsing the value again with html5lib (three of the nine values the
+    real corpus's benchmark edit parsed); on every entry of the real corpus, the tutorial and the
+    benchmark corpus, the unit pairs are those of `repair_html`'s value."""
     if verdict.state == "translated":
         return value
     if verdict.repaired is not None:
